@@ -1,0 +1,59 @@
+# collplan -- two commands for a fresh machine:  make demo   and   make test
+# Everything is installed into .venv; the C++ tests build in build/cpp (GoogleTest from the system).
+
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip --disable-pip-version-check -q
+JOBS    ?= 2
+DEMO_OUT ?= demo-out
+
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export OMPI_MCA_rmaps_base_oversubscribe := 1
+export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
+
+.PHONY: demo test test-cpp test-python test-sanitize install bench clean
+
+# --- environment ---------------------------------------------------------------------------------------------
+$(VENV)/.deps: pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja
+	touch $@
+
+# Builds the extension incrementally (persistent build dir build/<wheel tag>) and installs the package.
+install: $(VENV)/.deps
+	$(PIP) install --no-build-isolation --no-deps .
+
+# --- the two commands ----------------------------------------------------------------------------------------
+demo: install
+	@mkdir -p $(DEMO_OUT)
+	$(VENV)/bin/collplan estimate --collective allgather --algorithm all --machine ib-qdr --sizes 16B..1MiB --plot $(DEMO_OUT)/allgather.png
+	$(VENV)/bin/collplan estimate --collective alltoall --algorithm all --machine ib-qdr --sizes 16B..1MiB --plot $(DEMO_OUT)/alltoall.png
+	$(VENV)/bin/collplan verify --all --max-ranks 32
+
+test: test-cpp test-python
+
+test-cpp: $(VENV)/.deps
+	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(VENV)/bin/cmake --build build/cpp
+	cd build/cpp && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+test-python: install
+	$(VENV)/bin/pytest -q tests/python
+
+# C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize: $(VENV)/.deps
+	$(VENV)/bin/cmake -S . -B build/sanitize -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCOLLPLAN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	$(VENV)/bin/cmake --build build/sanitize
+	cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# Benchmarks (not tests): see bench/README.md for the recorded results.
+bench: $(VENV)/.deps
+	$(VENV)/bin/cmake -S . -B build/bench -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+	$(VENV)/bin/cmake --build build/bench
+	build/bench/bench_generate 4096
+
+clean:
+	rm -rf build $(DEMO_OUT)

@@ -1,0 +1,206 @@
+// nanobind bindings: the C++ core as collplan._core. The Python package wraps these in a friendlier API
+// (python/collplan/__init__.py); keep this file a thin translation layer.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "collplan/algorithms/registry.hpp"
+#include "collplan/common/units.hpp"
+#include "collplan/model/estimate.hpp"
+#include "collplan/schedule/text.hpp"
+#include "collplan/verify/sweep.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace collplan {
+namespace {
+
+const char* kind_name(ParamKind k) {
+    return k == ParamKind::integer ? "int" : k == ParamKind::integer_list ? "int_list" : "text";
+}
+
+nb::list algorithms_list() {
+    nb::list out;
+    for (const Algorithm& a : Registry::get().all()) {
+        nb::list params;
+        for (const ParamSpec& p : a.params) {
+            nb::dict d;
+            d["name"] = p.name;
+            d["kind"] = kind_name(p.kind);
+            d["default"] = p.default_value;
+            d["min"] = p.min;
+            d["max"] = p.max;
+            d["help"] = p.help;
+            params.append(d);
+        }
+        nb::dict d;
+        d["name"] = a.name;
+        d["collective"] = to_string(a.collective);
+        d["summary"] = a.summary;
+        d["source"] = a.source;
+        d["params"] = params;
+        d["topologies"] = a.default_topologies;
+        out.append(d);
+    }
+    return out;
+}
+
+nb::dict result_dict(const VerifyResult& v) {
+    nb::dict d;
+    d["ok"] = v.ok;
+    d["reason"] = v.reason;
+    d["message"] = v.message;
+    d["rank"] = v.rank;
+    d["op"] = v.op;
+    return d;
+}
+
+nb::list ops_list(const Schedule& s, int rank) {
+    if (rank < 0 || rank >= s.ranks())
+        throw Error("rank " + std::to_string(rank) + " out of range (allowed: 0.." + std::to_string(s.ranks() - 1) + ")");
+    nb::list out;
+    for (uint32_t i = 0; i < s.num_ops(rank); ++i) {
+        const OpView v = s.op(rank, i);
+        nb::dict d;
+        d["kind"] = to_string(v.op.kind);
+        d["peer"] = v.op.peer;
+        d["tag"] = v.op.kind == OpKind::send || v.op.kind == OpKind::recv ? v.op.tag() : -1;
+        d["port"] = static_cast<int>(v.op.port);
+        d["fence"] = v.op.fence();
+        d["reverse"] = (v.op.flags & opflag::reverse) != 0;
+        d["inverse"] = (v.op.flags & opflag::inverse) != 0;
+        d["units"] = v.units;
+        auto segs = [](std::span<const Segment> ss) {
+            std::vector<std::tuple<std::string, uint32_t, uint32_t>> r;
+            for (const Segment& g : ss) r.emplace_back(to_string(g.buf()), g.first(), g.count);
+            return r;
+        };
+        nb::list src, dst;
+        for (auto& [b, f, c] : segs(v.src())) src.append(nb::make_tuple(b, f, c));
+        for (auto& [b, f, c] : segs(v.dst())) dst.append(nb::make_tuple(b, f, c));
+        d["src"] = src;
+        d["dst"] = dst;
+        d["deps"] = std::vector<uint32_t>(v.deps.begin(), v.deps.end());
+        out.append(d);
+    }
+    return out;
+}
+
+}  // namespace
+}  // namespace collplan
+
+NB_MODULE(_core, m) {
+    using namespace collplan;
+    nb::exception<Error>(m, "CollplanError", PyExc_ValueError);
+
+    m.def("parse_size", &parse_size_bytes, "text"_a);
+    m.def("parse_sizes", &parse_size_list, "text"_a);
+    m.def("parse_time", &parse_time_s, "text"_a);
+    m.def("format_bytes", &format_bytes, "bytes"_a);
+    m.def("format_time", &format_time, "seconds"_a);
+    m.def("algorithms", &algorithms_list);
+
+    nb::class_<Topology>(m, "Topology")
+        .def_static("parse", &Topology::parse, "spec"_a)
+        .def_prop_ro("spec", &Topology::spec)
+        .def_prop_ro("nodes", &Topology::nodes)
+        .def_prop_ro("dims", &Topology::dims)
+        .def("check_ranks", &Topology::check_ranks, "ranks"_a)
+        .def("distance", &Topology::distance, "a"_a, "b"_a)
+        .def("route", [](const Topology& t, int a, int b) {
+            std::vector<std::pair<int, int>> out;
+            for (const Link& l : t.route(a, b)) out.emplace_back(l.from, l.to);
+            return out;
+        }, "a"_a, "b"_a)
+        .def_prop_ro("num_links", &Topology::num_links)
+        .def_prop_ro("diameter", &Topology::diameter)
+        .def_prop_ro("bisection_links", &Topology::bisection_links)
+        .def("__repr__", [](const Topology& t) { return "Topology('" + t.spec() + "')"; });
+
+    nb::class_<Schedule>(m, "Schedule")
+        .def_prop_ro("collective", [](const Schedule& s) { return std::string(to_string(s.collective())); })
+        .def_prop_ro("ranks", &Schedule::ranks)
+        .def_ro("algorithm", &Schedule::algorithm)
+        .def_ro("params", &Schedule::params)
+        .def_ro("topology", &Schedule::topology)
+        .def_ro("needs_commutative", &Schedule::needs_commutative)
+        .def_ro("needs_inverse", &Schedule::needs_inverse)
+        .def_ro("idempotent_only", &Schedule::idempotent_only)
+        .def_prop_ro("size_blocks", &Schedule::size_blocks)
+        .def("blocks", [](const Schedule& s, const std::string& b) { return s.blocks(parse_buf(b)); }, "buffer"_a)
+        .def_prop_ro("total_ops", &Schedule::total_ops)
+        .def_prop_ro("memory_bytes", &Schedule::memory_bytes)
+        .def("num_ops", &Schedule::num_ops, "rank"_a)
+        .def("ops", &ops_list, "rank"_a)
+        .def("to_text", &to_text)
+        .def_static("from_text", &from_text, "text"_a)
+        .def("to_goal", &to_goal, "block_bytes"_a, "reduce_s_per_byte"_a = 0.0, "copy_s_per_byte"_a = 0.0)
+        .def("__eq__", [](const Schedule& a, const Schedule& b) { return a == b; })
+        .def("__repr__", [](const Schedule& s) {
+            return "Schedule('" + s.algorithm + "', ranks=" + std::to_string(s.ranks()) + ", ops=" + std::to_string(s.total_ops()) + ")";
+        });
+
+    m.def("make_schedule", [](const std::string& name, int ranks, const std::string& topo,
+                              const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+        const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        nb::gil_scoped_release release;
+        return make_schedule(name, ranks, t, params, matrix);
+    }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{},
+       "matrix"_a = std::vector<uint64_t>{});
+
+    m.def("applies", [](const std::string& name, int ranks, const std::string& topo,
+                        const std::map<std::string, std::string>& params) {
+        const Algorithm& a = Registry::get().find(name);
+        const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        t.check_ranks(ranks);
+        Problem p{a.collective, ranks, t, validate_params(a, params), {}};
+        return a.applies ? a.applies(p) : std::string();
+    }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{});
+
+    m.def("verify", [](const Schedule& s, const std::string& op, bool races) {
+        VerifyOptions o = verify_options_for_op(op);
+        o.check_races = races;
+        VerifyResult v;
+        {
+            nb::gil_scoped_release release;
+            v = verify(s, o);
+        }
+        return result_dict(v);
+    }, "schedule"_a, "op"_a = "sum", "check_races"_a = true);
+
+    m.def("sweep_cases", [](const std::string& name, int max_ranks) {
+        int declined = 0;
+        std::vector<std::tuple<int, std::string, std::string>> out;
+        for (const SweepCase& c : sweep_cases(Registry::get().find(name), max_ranks, &declined))
+            out.emplace_back(c.ranks, c.topology, c.op);
+        return std::make_pair(out, declined);
+    }, "name"_a, "max_ranks"_a);
+    m.def("run_case", [](const std::string& name, int ranks, const std::string& topo, const std::string& op) {
+        VerifyResult v;
+        {
+            nb::gil_scoped_release release;
+            v = run_case(SweepCase{name, ranks, topo, op});
+        }
+        return result_dict(v);
+    }, "name"_a, "ranks"_a, "topology"_a, "op"_a);
+
+    m.def("check_model", [](const std::string& spec) { return parse_model(spec)->spec(); }, "spec"_a);
+    m.def("estimate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,
+                         const std::vector<double>& sizes) {
+        const Topology t = topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo);
+        const auto model = parse_model(model_spec);
+        std::vector<double> out;
+        nb::gil_scoped_release release;
+        for (double n : sizes) out.push_back(estimate(s, t, *model, n).time_s);
+        return out;
+    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a);
+    m.def("lower_bound", [](const std::string& collective, int ranks, const std::string& topo,
+                            const std::string& model_spec, double size) {
+        const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        return lower_bound_s(parse_collective(collective), ranks, t, *parse_model(model_spec), size);
+    }, "collective"_a, "ranks"_a, "topology"_a, "model"_a, "size"_a);
+}

@@ -1,0 +1,105 @@
+"""The Python API over the C++ core: schedules, verification, estimates."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from . import _core
+from ._core import CollplanError
+from .machines import load_machine
+
+
+def algorithms(collective: str | None = None) -> list[dict]:
+    """Registered algorithms (name, collective, summary, source, params, topologies)."""
+    algs = _core.algorithms()
+    if collective is not None:
+        known = {a["collective"] for a in algs} | {"allgather", "alltoall", "alltoallv", "allreduce", "barrier"}
+        if collective not in known:
+            raise CollplanError(f"unknown collective '{collective}' (allowed: {', '.join(sorted(known))})")
+        algs = [a for a in algs if a["collective"] == collective]
+    return algs
+
+
+def resolve_name(algorithm: str, collective: str | None = None) -> str:
+    """'ring' + collective 'allgather' -> 'allgather/ring'; full names pass through."""
+    if "/" in algorithm or collective is None:
+        return algorithm
+    return f"{collective}/{algorithm}"
+
+
+def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, str]:
+    if topology:
+        t = _core.Topology.parse(topology)
+        if ranks is not None:
+            t.check_ranks(ranks)
+        return t.nodes, t.spec
+    if ranks is None:
+        raise CollplanError("give the number of ranks or a topology")
+    if ranks < 1:
+        raise CollplanError(f"number of ranks {ranks} is invalid (allowed: >= 1)")
+    return ranks, f"full:{ranks}"
+
+
+def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
+             matrix=None, collective: str | None = None) -> _core.Schedule:
+    """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P)."""
+    p, topo = _ranks_and_topology(ranks, topology)
+    flat = [] if matrix is None else [int(x) for row in matrix for x in row]
+    return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
+                               {str(k): str(v) for k, v in (params or {}).items()}, flat)
+
+
+def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True) -> dict:
+    """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op'}."""
+    return _core.verify(sched, op, check_races)
+
+
+@dataclass
+class EstimateRow:
+    collective: str
+    algorithm: str
+    params: str
+    ranks: int
+    topology: str
+    size_bytes: int
+    time_s: float
+    lower_bound_s: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _model_of(machine: str | None, model: str | None) -> tuple[str, str]:
+    if (machine is None) == (model is None):
+        raise CollplanError("give exactly one of a machine (name or file) and a model spec")
+    if machine is not None:
+        m = load_machine(machine)
+        return m.model, m.topology
+    return _core.check_model(model), ""
+
+
+def estimate(sched: _core.Schedule, sizes, machine: str | None = None, model: str | None = None,
+             topology: str | None = None) -> list[EstimateRow]:
+    """Analytic time of a schedule for each size (allgather: bytes per rank; alltoall: per destination;
+    allreduce: the whole vector) with the lower bound next to it."""
+    spec, _ = _model_of(machine, model)
+    topo = topology or sched.topology or f"full:{sched.ranks}"
+    sizes = [parse_size_any(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(sizes))]
+    times = _core.estimate(sched, topo, spec, [float(n) for n in sizes])
+    return [EstimateRow(sched.collective, sched.algorithm, sched.params, sched.ranks, topo, n, t,
+                        _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n)))
+            for n, t in zip(sizes, times)]
+
+
+def lower_bound(collective: str, ranks: int, size, machine: str | None = None, model: str | None = None,
+                topology: str | None = None) -> float:
+    spec, default_topo = _model_of(machine, model)
+    return _core.lower_bound(collective, ranks, topology or default_topo or f"full:{ranks}", spec,
+                             float(parse_size_any(size)))
+
+
+def parse_size_any(x) -> int:
+    if isinstance(x, int):
+        if x < 0:
+            raise CollplanError(f"size {x} is invalid (allowed: >= 0 bytes)")
+        return x
+    return _core.parse_size(str(x))

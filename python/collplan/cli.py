@@ -1,0 +1,289 @@
+"""The `collplan` command line. Errors print one line on stderr and exit with code 2."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import _core
+from ._core import CollplanError
+from .api import _model_of, algorithms, estimate, resolve_name, schedule, verify
+from .machines import load_machine, machine_names
+
+COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
+OPS = ["sum", "prod", "max", "min", "band", "bor", "noncommutative"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
+        raise CollplanError(f"{self.prog}: {message}")
+
+
+def atomic_write(path: str, data: str | bytes) -> None:
+    """Write a file completely or not at all."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _params(pairs: list[str] | None) -> dict:
+    out = {}
+    for p in pairs or []:
+        if "=" not in p or p.startswith("="):
+            raise CollplanError(f"--param '{p}' is not of the form NAME=VALUE")
+        k, v = p.split("=", 1)
+        out[k] = v
+    return out
+
+
+def _ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | None]:
+    if args.ranks is None and not args.topology and not machine_topology:
+        raise CollplanError("give --ranks P or --topology T")
+    return args.ranks, args.topology or (None if args.ranks is not None else machine_topology)
+
+
+# ----------------------------------------------------------------------------------------------------- algorithms
+def cmd_algorithms(args) -> int:
+    algs = algorithms(args.collective)
+    if args.json:
+        print(json.dumps({"algorithms": algs}, indent=2))
+        return 0
+    for a in algs:
+        params = ", ".join(f"{p['name']}={p['default']} ({p['min']}..{p['max']})" if p["kind"] != "text"
+                           else f"{p['name']}={p['default']}" for p in a["params"])
+        print(f"{a['name']:32s} {a['summary']}")
+        print(f"{'':32s}   params: {params or '-'}; topologies: {', '.join(a['topologies']) or 'any'}")
+        print(f"{'':32s}   source: {a['source']}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------- verify
+def cmd_verify(args) -> int:
+    if args.all:
+        return _verify_all(args)
+    if not args.algorithm or not args.collective:
+        raise CollplanError("verify needs --collective and --algorithm (or --all)")
+    ranks, topo = _ranks_topology(args)
+    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+    op = args.op or ("max" if s.idempotent_only else "sum")
+    r = verify(s, op)
+    r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op,
+             ops=s.total_ops)
+    if args.json:
+        print(json.dumps(r, indent=2))
+    else:
+        status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
+        print(f"{s.algorithm} P={s.ranks} on {s.topology} op={op}: {s.total_ops} ops, {status}")
+    return 0 if r["ok"] else 1
+
+
+def _verify_all(args) -> int:
+    names = [a["name"] for a in algorithms(args.collective)]
+    rows, failures, t0 = [], [], time.monotonic()
+    for i, name in enumerate(names):
+        cases, declined = _core.sweep_cases(name, args.max_ranks)
+        passed = 0
+        for ranks, topo, op in cases:
+            r = _core.run_case(name, ranks, topo, op)
+            if r["ok"]:
+                passed += 1
+            else:
+                failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, **r})
+        rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined})
+        if not args.json and sys.stderr.isatty():
+            print(f"\r[{i + 1}/{len(names)}] {name:40s}", end="", file=sys.stderr, flush=True)
+    if not args.json and sys.stderr.isatty():
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"max_ranks": args.max_ranks, "algorithms": rows, "failures": failures}, indent=2))
+    else:
+        print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s}")
+        for r in rows:
+            print(f"{r['algorithm']:36s} {r['cases']:6d} {r['passed']:7d} {r['declined']:9d}")
+        total = sum(r["cases"] for r in rows)
+        print(f"{len(names)} algorithms, {total} cases (P <= {args.max_ranks}), {len(failures)} failed, "
+              f"{time.monotonic() - t0:.1f} s")
+        for f in failures[:20]:
+            print(f"FAILED {f['algorithm']} P={f['ranks']} {f['topology']} {f['op']}: {f['reason']}: {f['message']}")
+    return 0 if not failures else 1
+
+
+# ----------------------------------------------------------------------------------------------------- estimate
+def cmd_estimate(args) -> int:
+    machine_topo = load_machine(args.machine).topology if args.machine else ""
+    ranks, topo = _ranks_topology(args, machine_topo)
+    sizes = _core.parse_sizes(args.sizes)
+    if args.algorithm == "all":
+        names = [a["name"] for a in algorithms(args.collective)]
+    else:
+        names = [resolve_name(args.algorithm, args.collective)]
+    rows, declined = [], []
+    for name in names:
+        p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
+        why = _core.applies(name, p, topo or "", _params(args.param) if args.algorithm != "all" else {})
+        if why:
+            if args.algorithm != "all":
+                raise CollplanError(f"{name} does not apply: {why}")
+            declined.append({"algorithm": name, "reason": why})
+            continue
+        s = schedule(name, ranks=ranks, topology=topo, params=_params(args.param) if args.algorithm != "all" else None)
+        rows += estimate(s, sizes, machine=args.machine, model=args.model)
+    if not rows:
+        raise CollplanError(f"no {args.collective} algorithm applies here: " +
+                            "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
+    if args.plot:
+        from .plot import plot_estimates
+        plot_estimates(rows, args.plot, title=_title(rows, args))
+    if args.json:
+        print(json.dumps({"results": [r.as_dict() for r in rows], "declined": declined}, indent=2))
+        return 0
+    _print_table(rows, declined, args)
+    return 0
+
+
+def _title(rows, args) -> str:
+    where = args.machine or args.model
+    return f"{rows[0].collective}, P={rows[0].ranks} on {rows[0].topology}, {where}"
+
+
+def _print_table(rows, declined, args) -> None:
+    algs = list(dict.fromkeys(r.algorithm.split("/", 1)[1] for r in rows))
+    sizes = list(dict.fromkeys(r.size_bytes for r in rows))
+    by = {(r.algorithm.split("/", 1)[1], r.size_bytes): r for r in rows}
+    print(f"# {_title(rows, args)}; times are analytic estimates")
+    width = max(12, *(len(a) + 1 for a in algs))
+    print(f"{'size':>8s} " + "".join(f"{a:>{width}s}" for a in algs) + f"{'lower bound':>{width}s}  best")
+    for n in sizes:
+        cells = [by[(a, n)].time_s for a in algs]
+        best = algs[min(range(len(algs)), key=lambda i: cells[i])]
+        lb = by[(algs[0], n)].lower_bound_s
+        print(f"{_core.format_bytes(n):>8s} " + "".join(f"{_core.format_time(t):>{width}s}" for t in cells) +
+              f"{_core.format_time(lb):>{width}s}  {best}")
+    for d in declined:
+        print(f"# declined {d['algorithm']}: {d['reason']}")
+    if args.plot:
+        print(f"# plot written to {args.plot}")
+
+
+# ----------------------------------------------------------------------------------------------------- export
+def cmd_export(args) -> int:
+    ranks, topo = _ranks_topology(args)
+    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+    if args.format == "text":
+        out = s.to_text()
+    else:
+        gamma = rho = 0.0
+        if args.machine or args.model:
+            spec, _ = _model_of(args.machine, args.model)
+            gamma, rho = _per_byte(spec, "gamma"), _per_byte(spec, "rho")
+        block = _core.parse_size(args.size) / s.size_blocks
+        out = s.to_goal(block, gamma, rho)
+    if args.output == "-":
+        sys.stdout.write(out)
+    else:
+        atomic_write(args.output, out)
+        print(f"wrote {args.output} ({s.total_ops} ops, {args.format})", file=sys.stderr)
+    return 0
+
+
+def _per_byte(spec: str, key: str) -> float:
+    for kv in spec.split(":", 1)[1].split(","):
+        if kv.startswith(key + "="):
+            v = kv.split("=", 1)[1]
+            return _core.parse_time(v[:-2]) if v.endswith("/B") else 0.0
+    return 0.0
+
+
+# ----------------------------------------------------------------------------------------------------- machines
+def cmd_machines(args) -> int:
+    for name in machine_names():
+        m = load_machine(name)
+        print(f"{m.name:16s} {m.topology:16s} {m.description}")
+        if args.verbose:
+            print(f"{'':16s} model: {m.model}")
+            for k, v in m.sources.items():
+                print(f"{'':16s}   {k}: {v}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------- main
+def _add_problem(p, need_algorithm=True):
+    p.add_argument("--collective", choices=COLLECTIVES, required=need_algorithm)
+    p.add_argument("--algorithm", required=need_algorithm, help="name, e.g. ring or allgather/ring")
+    p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
+    p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
+    p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="collplan", description="Plan, verify, simulate and run collective communication.")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("algorithms", help="list registered algorithms")
+    p.add_argument("--collective", choices=COLLECTIVES)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_algorithms)
+
+    p = sub.add_parser("verify", help="symbolically verify a schedule (or every algorithm with --all)")
+    _add_problem(p, need_algorithm=False)
+    p.add_argument("--op", choices=OPS, help="reduction operation (allreduce); default sum")
+    p.add_argument("--all", action="store_true", help="verify every registered algorithm for every P <= --max-ranks")
+    p.add_argument("--max-ranks", type=int, default=64)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("estimate", help="analytic time of algorithms over a range of sizes")
+    _add_problem(p)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
+    g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=1ns/B")
+    p.add_argument("--sizes", default="16B..1MiB", help="16B..1MiB (powers of two), 1B..400B:50B, or 8,1KiB,...")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plot", metavar="FILE.png", help="write time vs size, one line per algorithm")
+    p.set_defaults(func=cmd_estimate)
+
+    p = sub.add_parser("export", help="write a schedule as collplan text or LogGOPSim GOAL")
+    _add_problem(p)
+    p.add_argument("--format", choices=["text", "goal"], default="text")
+    p.add_argument("--size", default="1KiB", help="collective message size for GOAL byte counts")
+    p.add_argument("--machine", help="machine whose gamma/rho price reductions and copies in GOAL")
+    p.add_argument("--model", help="model spec instead of a machine")
+    p.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("machines", help="list bundled machine files")
+    p.add_argument("-v", "--verbose", action="store_true", help="show model constants and their sources")
+    p.set_defaults(func=cmd_machines)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "max_ranks", 1) < 1:
+            raise CollplanError(f"--max-ranks {args.max_ranks} is invalid (allowed: >= 1)")
+        return args.func(args)
+    except CollplanError as e:
+        print(f"collplan: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"collplan: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("collplan: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Machine files: TOML descriptions of real machines (topology + model constants with units and sources)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from . import _core
+from ._core import CollplanError
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    description: str
+    topology: str          # default topology spec ("" if none)
+    model: str             # model spec understood by the core, e.g. "hockney:alpha=1.6us,beta=0.3ns/B"
+    sources: dict = field(default_factory=dict)
+    path: str = ""
+
+
+def machine_names() -> list[str]:
+    """Names of the machine files bundled with collplan."""
+    return sorted(p.name[:-5] for p in resources.files(__package__).joinpath("machines").iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def _model_spec(model: dict, where: str) -> str:
+    if "kind" not in model:
+        raise CollplanError(f"machine file {where}: [model] needs a 'kind' (hockney, wormhole, circuit, loggp)")
+    keys = [k for k in model if k != "kind"]
+    spec = model["kind"] + ":" + ",".join(f"{k}={model[k]}" for k in keys)
+    return _core.check_model(spec)  # canonical form; raises CollplanError naming the bad key or value
+
+
+def load_machine(name_or_path: str) -> Machine:
+    """Load a bundled machine by name (see machine_names()) or a TOML file by path."""
+    path = Path(name_or_path)
+    if not path.suffix == ".toml" or not path.exists():
+        if name_or_path in machine_names():
+            path = Path(str(resources.files(__package__).joinpath("machines", name_or_path + ".toml")))
+        else:
+            raise CollplanError(f"unknown machine '{name_or_path}' (allowed: a .toml file or one of "
+                                f"{', '.join(machine_names())})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CollplanError(f"cannot read machine file {path}: {e}") from None
+    if not isinstance(data.get("model"), dict):
+        raise CollplanError(f"machine file {path}: missing [model] table")
+    topo = str(data.get("topology", ""))
+    if topo:
+        _core.Topology.parse(topo)
+    return Machine(name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
+                   topology=topo, model=_model_spec(data["model"], str(path)),
+                   sources=dict(data.get("sources", {})), path=str(path))

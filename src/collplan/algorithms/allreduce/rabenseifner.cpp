@@ -1,0 +1,126 @@
+// allreduce/rabenseifner -- recursive-halving reduce-scatter + recursive-doubling allgather.
+//
+// Source:        Rabenseifner, "Optimization of collective reduction operations" (ICCS 2004); Thakur,
+//                Rabenseifner, Gropp, "Optimization of collective communication operations in MPICH" (IJHPCA
+//                2005), sec. 4.5; MPICH MPIR_Allreduce_intra_reduce_scatter_allgather.
+// Preconditions: any P >= 1; any topology; any operation: partners are paired with the distance-1 bit first
+//                (MPICH's order), so every reduction joins two adjacent rank intervals with the lower one as the
+//                left operand -- exact for non-commutative operations (needs_commutative = false).
+// Rounds:        2 log2 P', P' = largest power of two <= P, plus 2 when P != P'. With r = P - P', the even ranks
+//                below 2r send their whole vector to rank + 1 (which reduces it) and sit out; survivors get new
+//                ranks (odd i < 2r -> i/2, i >= 2r -> i - r). Reduce-scatter round k (mask 2^k): partner new rank
+//                XOR 2^k; each splits its current segment range in halves, the lower new rank keeps the lower
+//                half, sends the other half and reduces the received half into it. The allgather replays the
+//                rounds backwards, exchanging the ranges. Finally the result goes back to the even ranks.
+// Cost:          P = P': 2 log2 P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma, n = S m the vector size;
+//                otherwise add 2 alpha + 2 n beta + n gamma   [Hockney]
+// Memory:        tmp of S blocks (S/2 suffice when P = P'). S = P' segments: in = out = P' blocks.
+// Example:       P = 4 (S = 4), rank 2: round 0 with 3: send out[2..3], recv tmp[0..1], out[0..1] =
+//                out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
+//                allgather: with 0: send out[1], recv out[0]; with 3: send out[0..1], recv out[2..3].
+#include "collplan/algorithms/registry.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace collplan {
+namespace {
+
+// MPICH's fold of P ranks onto P' = 2^d survivors.
+struct Fold {
+    int pof2 = 1, rem = 0;
+    explicit Fold(int P) {
+        while (pof2 * 2 <= P) pof2 *= 2;
+        rem = P - pof2;
+    }
+    bool sits_out(int r) const { return r < 2 * rem && r % 2 == 0; }
+    bool absorbs(int r) const { return r < 2 * rem && r % 2 == 1; }
+    int new_rank(int r) const { return r < 2 * rem ? r / 2 : r - rem; }
+    int real_rank(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
+};
+
+struct Range {
+    uint32_t lo, hi;
+    Segment seg(Buf b) const { return Segment(b, lo, hi - lo); }
+};
+
+// Recursive halving: returns, per round, the half given to the partner; `mine` ends as the owned segment.
+std::vector<Range> reduce_scatter(RankBuilder& b, const Fold& f, int r, Range& mine) {
+    std::vector<Range> given;
+    const int nr = f.new_rank(r);
+    for (int mask = 1; mask < f.pof2; mask <<= 1) {
+        const int partner = f.real_rank(nr ^ mask);
+        const uint32_t mid = (mine.lo + mine.hi) / 2;
+        const bool lower = (nr & mask) == 0;
+        const Range keep = lower ? Range{mine.lo, mid} : Range{mid, mine.hi};
+        const Range give = lower ? Range{mid, mine.hi} : Range{mine.lo, mid};
+        const Segment tmp(Buf::tmp, 0, keep.hi - keep.lo);
+        b.fence();
+        b.send(partner, 0, {give.seg(Buf::out)});
+        b.recv(partner, 0, {tmp});
+        b.fence();
+        b.reduce({tmp}, {keep.seg(Buf::out)}, {}, partner < r ? 0 : opflag::reverse);
+        given.push_back(give);
+        mine = keep;
+    }
+    return given;
+}
+
+void allgather(RankBuilder& b, const Fold& f, int r, Range mine, const std::vector<Range>& given) {
+    const int nr = f.new_rank(r);
+    int mask = f.pof2 / 2;
+    for (auto it = given.rbegin(); it != given.rend(); ++it, mask >>= 1) {
+        const int partner = f.real_rank(nr ^ mask);
+        b.fence();
+        b.send(partner, 0, {mine.seg(Buf::out)});
+        b.recv(partner, 0, {it->seg(Buf::out)});
+        mine = Range{std::min(mine.lo, it->lo), std::max(mine.hi, it->hi)};
+    }
+}
+
+void build_rank(Schedule& s, const Fold& f, int r) {
+    RankBuilder b(s, r);
+    const auto S = static_cast<uint32_t>(f.pof2);
+    const Segment in(Buf::in, 0, S), out(Buf::out, 0, S), tmp(Buf::tmp, 0, S);
+    if (f.sits_out(r)) {
+        b.send(r + 1, 0, {in});
+        b.recv(r + 1, 0, {out});
+        return;
+    }
+    b.copy({in}, {out});
+    if (f.absorbs(r)) {
+        b.recv(r - 1, 0, {tmp});
+        b.fence();
+        b.reduce({tmp}, {out});  // x_{r-1} (+) x_r
+    }
+    Range mine{0, S};
+    const std::vector<Range> given = reduce_scatter(b, f, r, mine);
+    allgather(b, f, r, mine, given);
+    if (f.absorbs(r)) {
+        b.fence();
+        b.send(r - 1, 0, {out});
+    }
+}
+
+Schedule generate(const Problem& p) {
+    const Fold f(p.ranks);
+    const auto S = static_cast<uint32_t>(f.pof2);
+    Schedule s(Collective::allreduce, p.ranks, S, S, S);
+    s.needs_commutative = false;
+    for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
+    return s;
+}
+
+const Registration reg{{
+    .name = "allreduce/rabenseifner",
+    .collective = Collective::allreduce,
+    .summary = "recursive-halving reduce-scatter + recursive-doubling allgather over P' segments, order-preserving",
+    .source = "Rabenseifner (ICCS 2004); Thakur, Rabenseifner, Gropp (IJHPCA 2005); MPICH",
+    .params = {},
+    .applies = [](const Problem&) { return std::string(); },
+    .generate = generate,
+    .default_topologies = {"hypercube", "full"},
+}};
+
+}  // namespace
+}  // namespace collplan

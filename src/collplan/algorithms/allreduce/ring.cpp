@@ -1,0 +1,61 @@
+// allreduce/ring -- ring reduce-scatter followed by ring allgather (bandwidth-optimal for large vectors).
+//
+// Source:        Patarasuk, Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations"
+//                (JPDC 2009); MPICH MPIR_Allreduce_intra_ring; the ring allreduce of Baidu / Horovod / NCCL.
+// Preconditions: any P >= 1; any topology (neighbours on a ring or line embed with one hop); commutative
+//                operation (segment s is reduced in the rotated order x_s, x_{s+1}, ..., x_{s-1}).
+// Rounds:        2 (P - 1). Reduce-scatter step k = 0..P-2: rank i sends out[(i - k) mod P] to i + 1, receives
+//                segment (i - k - 1) mod P from i - 1 into tmp and reduces it into out; afterwards rank i holds
+//                the full segment (i + 1) mod P. Allgather step k: send out[(i + 1 - k) mod P] to i + 1, receive
+//                out[(i - k) mod P] from i - 1.
+// Cost:          2 (P - 1) alpha + 2 (P - 1)/P n beta + (P - 1)/P n gamma, n = P m the vector size   [Hockney]
+// Memory:        tmp of 1 segment. S = P segments: in = out = P blocks.
+// Example:       P = 2, rank 0: out = x0; send out[0] to 1, recv tmp = x1[1] from 1; out[1] = x1[1] (+) x0[1];
+//                send out[1] to 1, recv out[0] (= x0 (+) x1 seg 0) from 1.
+#include "collplan/algorithms/registry.hpp"
+
+namespace collplan {
+namespace {
+
+void build_rank(Schedule& s, int r) {
+    const int P = s.ranks();
+    const auto seg = [P](int i) { return static_cast<uint32_t>(((i % P) + P) % P); };
+    RankBuilder b(s, r);
+    const int right = (r + 1) % P, left = (r - 1 + P) % P;
+    const Segment tmp(Buf::tmp, 0, 1);
+    b.copy({Segment(Buf::in, 0, static_cast<uint32_t>(P))}, {Segment(Buf::out, 0, static_cast<uint32_t>(P))});
+    for (int k = 0; k < P - 1; ++k) {
+        b.fence();
+        b.send(right, 0, {Segment(Buf::out, seg(r - k), 1)});
+        b.recv(left, 0, {tmp});
+        b.fence();
+        b.reduce({tmp}, {Segment(Buf::out, seg(r - k - 1), 1)});
+    }
+    for (int k = 0; k < P - 1; ++k) {
+        b.fence();
+        b.send(right, 0, {Segment(Buf::out, seg(r + 1 - k), 1)});
+        b.recv(left, 0, {Segment(Buf::out, seg(r - k), 1)});
+    }
+}
+
+Schedule generate(const Problem& p) {
+    const auto S = static_cast<uint32_t>(p.ranks);
+    Schedule s(Collective::allreduce, p.ranks, S, S, 1);
+    s.needs_commutative = true;
+    for (int r = 0; r < p.ranks; ++r) build_rank(s, r);
+    return s;
+}
+
+const Registration reg{{
+    .name = "allreduce/ring",
+    .collective = Collective::allreduce,
+    .summary = "ring reduce-scatter + ring allgather over P segments, 2(P-1) rounds (commutative ops)",
+    .source = "Patarasuk, Yuan (JPDC 2009); MPICH MPIR_Allreduce_intra_ring",
+    .params = {},
+    .applies = [](const Problem&) { return std::string(); },
+    .generate = generate,
+    .default_topologies = {"ring", "full"},
+}};
+
+}  // namespace
+}  // namespace collplan

@@ -1,0 +1,126 @@
+#include "collplan/algorithms/registry.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace collplan {
+
+Registry& mutable_registry() {
+    static Registry r;  // filled by static Registration objects before main(); read-only afterwards
+    return r;
+}
+const Registry& Registry::get() { return mutable_registry(); }
+
+void Registry::add(Algorithm a) {
+    for (const auto& b : algs_)
+        if (b.name == a.name) throw Error("algorithm '" + a.name + "' registered twice");
+    const std::string prefix = std::string(to_string(a.collective)) + "/";
+    if (a.name.rfind(prefix, 0) != 0) throw Error("algorithm name '" + a.name + "' must start with '" + prefix + "'");
+    algs_.push_back(std::move(a));
+    std::sort(algs_.begin(), algs_.end(), [](const Algorithm& x, const Algorithm& y) { return x.name < y.name; });
+}
+
+std::vector<const Algorithm*> Registry::for_collective(Collective c) const {
+    std::vector<const Algorithm*> out;
+    for (const auto& a : algs_)
+        if (a.collective == c) out.push_back(&a);
+    return out;
+}
+
+const Algorithm& Registry::find(const std::string& name) const {
+    for (const auto& a : algs_)
+        if (a.name == name) return a;
+    // Accept a bare algorithm name when it is unique ("ring" is ambiguous, "rabenseifner" is not).
+    const Algorithm* hit = nullptr;
+    int hits = 0;
+    for (const auto& a : algs_)
+        if (a.name.substr(a.name.find('/') + 1) == name) hit = &a, ++hits;
+    if (hits == 1) return *hit;
+    std::string coll = name.substr(0, name.find('/'));
+    std::string allowed;
+    for (const auto& a : algs_)
+        if (name.find('/') == std::string::npos || a.name.rfind(coll + "/", 0) == 0) allowed += (allowed.empty() ? "" : ", ") + a.name;
+    if (allowed.empty())
+        for (const auto& a : algs_) allowed += (allowed.empty() ? "" : ", ") + a.name;
+    throw Error("unknown algorithm '" + name + "' (allowed: " + allowed + ")");
+}
+
+namespace {
+long long parse_integer(const std::string& key, const std::string& v) {
+    long long x = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || p != v.data() + v.size())
+        throw Error("parameter " + key + "='" + v + "' is not an integer");
+    return x;
+}
+
+std::vector<long long> parse_list(const std::string& key, const std::string& v) {
+    std::vector<long long> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+        size_t end = v.find_first_of(",+", start);
+        if (end == std::string::npos) end = v.size();
+        out.push_back(parse_integer(key, v.substr(start, end - start)));
+        start = end + 1;
+    }
+    return out;
+}
+}  // namespace
+
+long long Params::integer(const std::string& name) const { return parse_integer(name, text(name)); }
+std::vector<long long> Params::integer_list(const std::string& name) const { return parse_list(name, text(name)); }
+const std::string& Params::text(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) throw Error("parameter '" + name + "' is not set");
+    return it->second;
+}
+std::string Params::canonical() const {
+    std::string s;
+    for (const auto& [k, v] : values_) s += (s.empty() ? "" : ";") + k + "=" + v;
+    return s;
+}
+
+Params validate_params(const Algorithm& a, const std::map<std::string, std::string>& raw) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : raw) {
+        auto spec = std::find_if(a.params.begin(), a.params.end(), [&](const ParamSpec& p) { return p.name == k; });
+        if (spec == a.params.end()) {
+            std::string allowed;
+            for (const auto& p : a.params) allowed += (allowed.empty() ? "" : ", ") + p.name;
+            throw Error("unknown parameter '" + k + "' for " + a.name + " (allowed: " + (allowed.empty() ? "none" : allowed) + ")");
+        }
+        if (v != "auto" || spec->default_value != "auto") {
+            if (spec->kind != ParamKind::text) {
+                std::vector<long long> xs = spec->kind == ParamKind::integer ? std::vector<long long>{parse_integer(k, v)} : parse_list(k, v);
+                for (long long x : xs)
+                    if (x < spec->min || x > spec->max)
+                        throw Error("parameter " + k + "=" + v + " out of range for " + a.name + " (allowed: " +
+                                    std::to_string(spec->min) + ".." + std::to_string(spec->max) + ")");
+            }
+        }
+        out[k] = v;
+    }
+    for (const auto& p : a.params)
+        if (!out.count(p.name)) out[p.name] = p.default_value;
+    return Params(std::move(out));
+}
+
+Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
+                       const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix) {
+    const Algorithm& a = Registry::get().find(name);
+    topo.check_ranks(ranks);
+    Problem p{a.collective, ranks, topo, validate_params(a, raw), matrix};
+    if (a.collective == Collective::alltoallv && matrix.size() != static_cast<size_t>(ranks) * ranks)
+        throw Error("alltoallv needs a " + std::to_string(ranks) + "x" + std::to_string(ranks) +
+                    " communication matrix, got " + std::to_string(matrix.size()) + " entries");
+    std::string why = a.applies ? a.applies(p) : "";
+    if (!why.empty()) throw Error(a.name + " does not apply to P=" + std::to_string(ranks) + " on " + topo.spec() + ": " + why);
+    Schedule s = a.generate(p);
+    s.algorithm = a.name;
+    s.params = p.params.canonical();
+    s.topology = topo.spec();
+    if (a.collective == Collective::alltoallv) s.matrix = matrix;
+    return s;
+}
+
+}  // namespace collplan

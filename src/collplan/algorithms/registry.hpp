@@ -1,0 +1,95 @@
+// The one registry of algorithms. Each algorithm file registers itself with a static Registration object:
+//
+//   static const Registration reg{{
+//       .name = "allgather/ring", .collective = Collective::allgather,
+//       .summary = "...", .source = "...",
+//       .params = {{"k", ParamKind::integer, "2", 2, 64, "radix"}},
+//       .applies = [](const Problem& p) -> std::string { return ""; },  // "" = applies, else the reason not
+//       .generate = [](const Problem& p) { ... return schedule; }}};
+//
+// The CLI, the planner, the docs and the tests enumerate it; nothing else lists algorithms.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collplan/schedule/schedule.hpp"
+#include "collplan/topology/topology.hpp"
+
+namespace collplan {
+
+enum class ParamKind : uint8_t { integer, integer_list, text };
+
+struct ParamSpec {
+    std::string name;
+    ParamKind kind = ParamKind::integer;
+    std::string default_value;  // canonical text; "auto" allowed where the algorithm can choose
+    long long min = 0, max = 0; // integer (each element of a list) must lie in [min, max]; text: unchecked
+    std::string help;
+};
+
+// Validated parameters: every name is declared by the algorithm and every value is in range.
+class Params {
+public:
+    Params() = default;
+    explicit Params(std::map<std::string, std::string> v) : values_(std::move(v)) {}
+    long long integer(const std::string& name) const;
+    std::vector<long long> integer_list(const std::string& name) const;
+    const std::string& text(const std::string& name) const;
+    bool is_auto(const std::string& name) const { return text(name) == "auto"; }
+    std::string canonical() const;  // "k=v,k=v" sorted by name
+    const std::map<std::string, std::string>& values() const { return values_; }
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+// What a generator is asked for.
+struct Problem {
+    Collective collective;
+    int ranks;
+    Topology topology;
+    Params params;
+    std::vector<uint64_t> matrix;  // alltoallv: P*P units (row = source); empty otherwise
+};
+
+struct Algorithm {
+    std::string name;        // "<collective>/<algorithm>"
+    Collective collective;
+    std::string summary;     // one line
+    std::string source;      // paper or library it comes from
+    std::vector<ParamSpec> params;
+    std::function<std::string(const Problem&)> applies;  // "" if it applies, else why not (one line)
+    std::function<Schedule(const Problem&)> generate;
+    std::vector<std::string> default_topologies;  // for `verify --all`: "ring", "full", "hypercube", "torus", "mesh"
+};
+
+class Registry {
+public:
+    static const Registry& get();
+    const std::vector<Algorithm>& all() const { return algs_; }
+    std::vector<const Algorithm*> for_collective(Collective c) const;
+    // Throws Error listing the registered names of that collective when `name` is unknown.
+    const Algorithm& find(const std::string& name) const;
+    void add(Algorithm a);  // used by Registration only
+
+private:
+    std::vector<Algorithm> algs_;
+};
+Registry& mutable_registry();
+
+struct Registration {
+    explicit Registration(Algorithm a) { mutable_registry().add(std::move(a)); }
+};
+
+// Validates raw "k=v" parameters against the algorithm's specs (unknown names, bad integers, ranges),
+// fills defaults, and returns them.
+Params validate_params(const Algorithm& a, const std::map<std::string, std::string>& raw);
+
+// The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
+Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
+                       const std::map<std::string, std::string>& params = {},
+                       const std::vector<uint64_t>& matrix = {});
+
+}  // namespace collplan

@@ -1,0 +1,370 @@
+// Analytic estimate: a discrete-event walk of the schedule's critical path with each node's ports and CPU
+// serialised and no link contention; and the lower bounds. The semantics are spelled out in docs/models.md.
+//
+// Events are (time, type, rank, op) in a min-heap: completions come before start requests at equal times, then
+// lower ranks, then lower op indices, so the result is deterministic. A start request reserves the ports (or the
+// CPU) it needs in time order: requests are served first come, first served, with no back-filling.
+// Memory on top of the schedule: 13 bytes per op (a time, a partner index, a state byte) plus the heap.
+#include "collplan/model/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <vector>
+
+namespace collplan {
+namespace {
+
+constexpr uint32_t kNone = 0xffffffffu;
+constexpr uint32_t kRequestBit = 0x80000000u;
+enum OpState : uint8_t { kWaiting = 0, kReady = 1, kStarted = 2, kDone = 3 };
+
+struct Event {
+    double t;
+    uint32_t key;  // kRequestBit for a start request (else a completion) | rank
+    uint32_t op;
+    bool operator>(const Event& o) const {
+        if (t != o.t) return t > o.t;
+        if (key != o.key) return key > o.key;
+        return op > o.op;
+    }
+};
+
+bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
+
+// Per rank, the indices of its send/recv ops sorted by (peer, kind, tag, index): a channel's ops are one run,
+// in program order.
+std::vector<uint32_t> sorted_comm_ops(const RankProgram& prog) {
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < prog.ops.size(); ++k)
+        if (is_comm(prog.ops[k].kind)) order.push_back(k);
+    auto key = [&](uint32_t k) {
+        const Op& o = prog.ops[k];
+        return std::make_tuple(o.peer, static_cast<int>(o.kind), o.aux, k);
+    };
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    return order;
+}
+
+// The run of `prog`'s recvs from `src` with tag `tag` inside its sorted comm ops.
+std::pair<const uint32_t*, const uint32_t*> recv_run(const RankProgram& prog, const std::vector<uint32_t>& order,
+                                                     int src, int tag) {
+    auto key = [&](uint32_t k) {
+        const Op& o = prog.ops[k];
+        return std::make_tuple(o.peer, static_cast<int>(o.kind), o.aux);
+    };
+    const auto want = std::make_tuple(src, static_cast<int>(OpKind::recv), tag);
+    auto lo = std::lower_bound(order.begin(), order.end(), want, [&](uint32_t k, const auto& w) { return key(k) < w; });
+    auto hi = std::upper_bound(lo, order.end(), want, [&](const auto& w, uint32_t k) { return w < key(k); });
+    return {order.data() + (lo - order.begin()), order.data() + (hi - order.begin())};
+}
+
+// partner[base[r] + k]: the index (in the peer's program) of the op matched with send/recv k of rank r, or kNone.
+// The k-th send i -> j with tag t matches the k-th recv at j from i with tag t (program order per channel).
+std::vector<uint32_t> match_channels(const Schedule& s, const std::vector<size_t>& base) {
+    const int P = s.ranks();
+    std::vector<std::vector<uint32_t>> order(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) order[r] = sorted_comm_ops(s.program(r));
+    std::vector<uint32_t> partner(base[P], kNone);
+    for (int i = 0; i < P; ++i) {
+        const RankProgram& prog = s.program(i);
+        const std::vector<uint32_t>& ord = order[i];
+        for (size_t a = 0; a < ord.size();) {
+            const Op& first = prog.ops[ord[a]];
+            size_t b = a;
+            while (b < ord.size() && prog.ops[ord[b]].peer == first.peer && prog.ops[ord[b]].kind == first.kind &&
+                   prog.ops[ord[b]].aux == first.aux)
+                ++b;
+            if (first.kind == OpKind::send) {
+                const int j = first.peer;
+                auto [lo, hi] = recv_run(s.program(j), order[j], i, first.aux);
+                for (size_t x = 0; a + x < b && lo + x < hi; ++x) {
+                    partner[base[i] + ord[a + x]] = lo[x];
+                    partner[base[j] + lo[x]] = ord[a + x];
+                }
+            }
+            a = b;
+        }
+    }
+    return partner;
+}
+
+struct RankState {
+    uint32_t group_begin = 0, group_end = 0;  // the active group [begin, end)
+    uint32_t remaining = 0;                   // its ops not yet complete
+    double group_done = 0;                    // latest completion so far (of this and the earlier groups)
+    double cpu_free = 0;                      // local ops are serialised on the rank's CPU
+    double last_done = 0;
+    std::vector<uint32_t> pending;                 // per op of the group: in-group deps not complete (or empty)
+    std::vector<uint32_t> dep_offset, dependents;  // CSR over the group: ops waiting for each op
+};
+
+class Simulation {
+public:
+    Simulation(const Schedule& s, const Topology& topo, const Model& model, double m);
+    Estimate run();
+
+private:
+    size_t at(int r, uint32_t k) const { return base_[static_cast<size_t>(r)] + k; }
+    std::span<const uint32_t> deps(int r, uint32_t k) const;
+    void push(double t, bool request, int r, uint32_t k) {
+        heap_.push({t, (request ? kRequestBit : 0u) | static_cast<uint32_t>(r), k});
+    }
+    void activate(int r, uint32_t begin, double t);
+    void build_group_deps(int r);
+    void make_ready(int r, uint32_t k, double t);
+    void complete(int r, uint32_t k, double t);
+    void start(int r, uint32_t k, double t);
+    void start_message(int r, uint32_t k, double t);
+    double& port(int node, bool send, int hint);
+    void arrive_barrier(int r, uint32_t k, double t);
+    [[noreturn]] void report_stuck() const;
+
+    const Schedule& s_;
+    const Topology& topo_;
+    const Model& model_;
+    const double m_;
+    const int P_, ports_;
+    std::vector<size_t> base_;
+    std::vector<uint32_t> partner_;
+    std::vector<double> time_;    // ready time while waiting, completion time once done
+    std::vector<uint8_t> state_;  // OpState
+    std::vector<RankState> ranks_;
+    std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
+    std::vector<std::vector<uint32_t>> barrier_ops_;  // per rank: its barrier ops in program order
+    std::vector<uint32_t> barrier_arrived_;           // per barrier ordinal: ranks that reached it
+    std::vector<double> barrier_latest_;              // per barrier ordinal: the latest ready time
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+};
+
+Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m)
+    : s_(s), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
+    base_.assign(static_cast<size_t>(P_) + 1, 0);
+    for (int r = 0; r < P_; ++r) base_[r + 1] = base_[r] + s.num_ops(r);
+    partner_ = match_channels(s, base_);
+    time_.assign(base_[P_], 0.0);
+    state_.assign(base_[P_], kWaiting);
+    ranks_.resize(static_cast<size_t>(P_));
+    send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
+    if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
+    barrier_ops_.resize(static_cast<size_t>(P_));
+    for (int r = 0; r < P_; ++r) {
+        const auto& ops = s.program(r).ops;
+        for (uint32_t k = 0; k < ops.size(); ++k)
+            if (ops[k].kind == OpKind::barrier) barrier_ops_[r].push_back(k);
+    }
+}
+
+std::span<const uint32_t> Simulation::deps(int r, uint32_t k) const {
+    const RankProgram& p = s_.program(r);
+    const uint32_t end = k + 1 < p.ops.size() ? p.ops[k + 1].dep_begin : static_cast<uint32_t>(p.deps.size());
+    return std::span<const uint32_t>(p.deps.data() + p.ops[k].dep_begin, end - p.ops[k].dep_begin);
+}
+
+Estimate Simulation::run() {
+    for (int r = 0; r < P_; ++r)
+        if (s_.num_ops(r) > 0) activate(r, 0, 0.0);
+    while (!heap_.empty()) {
+        const Event e = heap_.top();
+        heap_.pop();
+        const int r = static_cast<int>(e.key & ~kRequestBit);
+        if (e.key & kRequestBit) start(r, e.op, e.t);
+        else complete(r, e.op, e.t);
+    }
+    Estimate est;
+    for (int r = 0; r < P_; ++r) {
+        const RankState& rs = ranks_[r];
+        if (rs.remaining > 0 || rs.group_end < s_.num_ops(r)) report_stuck();
+        if (rs.last_done > est.time_s) est = {rs.last_done, r};
+    }
+    return est;
+}
+
+// Opens the group starting at `begin` at time t (every earlier op is complete) and readies its free ops.
+void Simulation::activate(int r, uint32_t begin, double t) {
+    RankState& rs = ranks_[r];
+    const auto& ops = s_.program(r).ops;
+    uint32_t end = begin + 1;
+    while (end < ops.size() && !ops[end].fence()) ++end;
+    rs.group_begin = begin;
+    rs.group_end = end;
+    rs.remaining = end - begin;
+    rs.group_done = std::max(rs.group_done, t);
+    build_group_deps(r);
+    for (uint32_t k = begin; k < end; ++k)
+        if (rs.pending.empty() || rs.pending[k - begin] == 0) make_ready(r, k, t);
+}
+
+// Fills pending/dependents for the explicit deps that point into the active group (deps on earlier groups are
+// already complete). Leaves them empty when the group has none.
+void Simulation::build_group_deps(int r) {
+    RankState& rs = ranks_[r];
+    const uint32_t b = rs.group_begin, n = rs.group_end - b;
+    rs.pending.clear();
+    bool any = false;
+    for (uint32_t k = b; k < rs.group_end && !any; ++k)
+        for (uint32_t d : deps(r, k)) any = any || d >= b;
+    if (!any) return;
+    rs.pending.assign(n, 0);
+    rs.dep_offset.assign(n + 1, 0);
+    for (uint32_t k = b; k < rs.group_end; ++k)
+        for (uint32_t d : deps(r, k))
+            if (d >= b) ++rs.pending[k - b], ++rs.dep_offset[d - b + 1];
+    for (uint32_t i = 0; i < n; ++i) rs.dep_offset[i + 1] += rs.dep_offset[i];
+    rs.dependents.resize(rs.dep_offset[n]);
+    std::vector<uint32_t> fill(rs.dep_offset.begin(), rs.dep_offset.end() - 1);
+    for (uint32_t k = b; k < rs.group_end; ++k)
+        for (uint32_t d : deps(r, k))
+            if (d >= b) rs.dependents[fill[d - b]++] = k - b;
+}
+
+void Simulation::make_ready(int r, uint32_t k, double t) {
+    const size_t i = at(r, k);
+    state_[i] = kReady;
+    time_[i] = t;
+    const Op& op = s_.program(r).ops[k];
+    if (op.kind == OpKind::barrier) return arrive_barrier(r, k, t);
+    if (!is_comm(op.kind)) return push(t, true, r, k);
+    const uint32_t p = partner_[i];
+    if (p == kNone || state_[at(op.peer, p)] != kReady) return;  // the second of the pair to be ready starts it
+    if (op.kind == OpKind::send) push(t, true, r, k);
+    else push(t, true, op.peer, p);
+}
+
+void Simulation::complete(int r, uint32_t k, double t) {
+    RankState& rs = ranks_[r];
+    time_[at(r, k)] = t;
+    state_[at(r, k)] = kDone;
+    rs.last_done = std::max(rs.last_done, t);
+    rs.group_done = std::max(rs.group_done, t);
+    if (!rs.pending.empty()) {
+        const uint32_t rel = k - rs.group_begin;
+        for (uint32_t x = rs.dep_offset[rel]; x < rs.dep_offset[rel + 1]; ++x)
+            if (--rs.pending[rs.dependents[x]] == 0) make_ready(r, rs.group_begin + rs.dependents[x], t);
+    }
+    if (--rs.remaining == 0 && rs.group_end < s_.num_ops(r)) activate(r, rs.group_end, rs.group_done);
+}
+
+// A start request: a local op takes the CPU, a send (with its matched recv) takes one port at each end.
+void Simulation::start(int r, uint32_t k, double t) {
+    const Op& op = s_.program(r).ops[k];
+    state_[at(r, k)] = kStarted;
+    if (op.kind == OpKind::send) return start_message(r, k, t);
+    const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
+    const double cost = op.kind == OpKind::copy     ? model_.copy_s(bytes)
+                        : op.kind == OpKind::reduce ? model_.reduce_s(bytes)
+                                                    : model_.calc_s(bytes);
+    RankState& rs = ranks_[r];
+    const double begin = std::max(t, rs.cpu_free);
+    rs.cpu_free = begin + cost;
+    push(begin + cost, false, r, k);
+}
+
+void Simulation::start_message(int r, uint32_t k, double t) {
+    const Op& op = s_.program(r).ops[k];
+    const int j = op.peer;
+    const uint32_t p = partner_[at(r, k)];
+    state_[at(j, p)] = kStarted;
+    const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
+    const MessageTime mt = model_.message(bytes, topo_.distance(r, j));
+    double& send_port = port(r, true, op.port);
+    double& recv_port = port(j, false, s_.program(j).ops[p].port);
+    const double begin = std::max({t, send_port, recv_port});
+    send_port = begin + mt.send_busy;
+    recv_port = begin + mt.recv_busy;
+    push(begin + mt.send_done, false, r, k);
+    push(begin + mt.recv_done, false, j, p);
+}
+
+// The free time of the port a message uses: the op's port (modulo ports) or the earliest free one.
+double& Simulation::port(int node, bool send, int hint) {
+    std::vector<double>& v = send || recv_free_.empty() ? send_free_ : recv_free_;
+    double* first = v.data() + static_cast<size_t>(node) * ports_;
+    if (hint >= 0) return first[hint % ports_];
+    return *std::min_element(first, first + ports_);
+}
+
+// The k-th barrier of every rank completes at the latest ready time of all ranks' k-th barriers + barrier_s(P).
+void Simulation::arrive_barrier(int r, uint32_t k, double t) {
+    const auto& mine = barrier_ops_[r];
+    const size_t nth = static_cast<size_t>(std::lower_bound(mine.begin(), mine.end(), k) - mine.begin());
+    if (nth >= barrier_arrived_.size()) {
+        barrier_arrived_.resize(nth + 1, 0);
+        barrier_latest_.resize(nth + 1, 0.0);
+    }
+    barrier_latest_[nth] = std::max(barrier_latest_[nth], t);
+    if (++barrier_arrived_[nth] < static_cast<uint32_t>(P_)) return;
+    const double done = barrier_latest_[nth] + model_.barrier_s(P_);
+    for (int q = 0; q < P_; ++q) {
+        state_[at(q, barrier_ops_[q][nth])] = kStarted;
+        push(done, false, q, barrier_ops_[q][nth]);
+    }
+}
+
+// Names an op that never completes: preferably one that is ready but never started (its partner is missing
+// or stuck), else the first incomplete op.
+void Simulation::report_stuck() const {
+    int rank = -1;
+    uint32_t index = 0;
+    for (int r = 0; r < P_ && rank < 0; ++r)
+        for (uint32_t k = 0; k < s_.num_ops(r) && rank < 0; ++k)
+            if (state_[at(r, k)] == kReady) rank = r, index = k;
+    for (int r = 0; r < P_ && rank < 0; ++r)
+        for (uint32_t k = 0; k < s_.num_ops(r) && rank < 0; ++k)
+            if (state_[at(r, k)] != kDone) rank = r, index = k;
+    const Op& op = s_.program(rank).ops[index];
+    std::string what = to_string(op.kind);
+    if (op.kind == OpKind::send) what += " to " + std::to_string(op.peer) + " tag " + std::to_string(op.tag());
+    if (op.kind == OpKind::recv) what += " from " + std::to_string(op.peer) + " tag " + std::to_string(op.tag());
+    throw Error("estimate: rank " + std::to_string(rank) + " op " + std::to_string(index) + " (" + what +
+                ") never completes -- run `collplan verify`");
+}
+
+// Smallest r with base^r >= n.
+int ceil_log(int base, int n) {
+    int r = 0;
+    for (int64_t reach = 1; reach < n; reach *= base) ++r;
+    return r;
+}
+
+}  // namespace
+
+Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes) {
+    if (!(size_bytes >= 0) || !std::isfinite(size_bytes))
+        throw Error("estimate: size " + std::to_string(size_bytes) + " bytes is invalid (allowed: >= 0)");
+    if (topo.nodes() != s.ranks())
+        throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
+                    "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
+    const double m = s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
+    return Simulation(s, topo, model, m).run();
+}
+
+double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model& model, double size_bytes) {
+    const int P = ranks;
+    if (P <= 1 || c == Collective::alltoallv) return 0;
+    const int ports = std::max(1, model.ports);
+    const double startup = model.startup_s(), beta = model.per_byte_s(), n = size_bytes;
+    // Latency: information from one rank reaches at most (ports + 1) times as many ranks per step; a step is
+    // at least min(startup, port gap) (the gap is below the startup only where a port frees early, as in LogGP).
+    const double step = std::min(startup, model.message(0, 1).send_busy);
+    const double latency = std::max(startup, ceil_log(ports + 1, P) * step);
+    const double both_ways = model.duplex ? 1.0 : 2.0;  // !duplex: sends and receives share the ports
+    switch (c) {
+        case Collective::barrier: return latency;
+        case Collective::allgather: return std::max(latency, both_ways * (P - 1) * n * beta / ports);
+        case Collective::alltoall: {
+            const double node = both_ways * (P - 1) * n * beta / ports;
+            const int64_t links = topo.bisection_links();
+            const double cut = static_cast<double>(P / 2) * ((P + 1) / 2) * n * beta;
+            return std::max({latency, node, links > 0 ? cut / static_cast<double>(links) : 0.0});
+        }
+        case Collective::allreduce: {
+            const double transfer = 2.0 * (P - 1) / P * n * beta / ports;
+            const double compute = static_cast<double>(P - 1) / P * model.reduce_s(n);
+            return std::max({latency, transfer, compute});
+        }
+        default: return 0;
+    }
+}
+
+}  // namespace collplan

@@ -1,0 +1,23 @@
+// Analytic estimate: the critical path of a schedule through its dependencies, with each node's ports
+// serialised and no link contention (that is the simulators' job), priced by a Model. Lower bounds.
+#pragma once
+#include "collplan/model/model.hpp"
+#include "collplan/schedule/schedule.hpp"
+#include "collplan/topology/topology.hpp"
+
+namespace collplan {
+
+struct Estimate {
+    double time_s = 0;          // completion of the last rank
+    int critical_rank = 0;      // a rank that finishes last
+};
+
+// Prices `s` for a collective message size of `size_bytes` (allgather: per-rank contribution; alltoall: per
+// destination block; allreduce: the whole vector; barrier: ignored). Block size m = size_bytes / size_blocks().
+Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes);
+
+// The best lower bound known for the problem (max of the latency, per-node bandwidth and bisection bounds);
+// see docs/models.md for each bound's source.
+double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model& model, double size_bytes);
+
+}  // namespace collplan

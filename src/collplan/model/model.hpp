@@ -1,0 +1,56 @@
+// Analytic communication models. Each prices one message (bytes, hops), a local copy/reduction, a calc and a
+// global barrier, and says how many ports a node has. Specs: "kind:key=value,...", values with units.
+//   hockney:alpha=1us,beta=1ns/B[,gamma=0.2ns/B][,rho=0][,ports=1][,duplex=1]
+//       T(m) = alpha + m*beta                          (Hockney 1994, "The communication challenge for MPP")
+//   wormhole:startup=30us,flit=8B,flit_time=..,hop_time=..[,ports=1][,duplex=1][,gamma=..][,rho=..]
+//       T(m,h) = startup + ceil(m/flit)*flit_time + h*hop_time   (Juurlink, Rao, Sibeyn, gossip paper sec. 2)
+//   circuit:lambda=177.5us,tau=0.394us/B,delta=51.5us[,rho=0.54us/B][,q=750us][,gamma=..]
+//       T(m) = lambda + m*tau + delta; shuffle m*rho; barrier Q  (Nicol & Bokhari, sec. 2.1 and 4)
+//   loggp:L=..,o=..,g=..,G=..[,O=..][,ports=1][,gamma=..]
+//       T(m) = o + (m-1)*G + L + o; injection gap max(g, (m-1)*G)  (Alexandrov et al. 1995)
+// Common keys: ports (send/receive ports per node, all-port = degree), duplex (1: a port sends and receives
+// at once; 0: the Paragon case, a node cannot send and receive at the same time), gamma (reduction time per
+// byte), rho (copy time per byte), barrier (time of a global barrier; default: ceil(log2 P) rounds of the
+// zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "collplan/common/error.hpp"
+
+namespace collplan {
+
+// Timing of one message, all in seconds relative to the moment it starts (both ends ready, ports free).
+struct MessageTime {
+    double send_done;   // the sender's op completes (its port is free again after send_busy)
+    double recv_done;   // the receiver's op completes
+    double send_busy;   // how long the sender's port stays occupied
+    double recv_busy;   // how long the receiver's port stays occupied
+};
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual std::string kind() const = 0;
+    virtual std::string spec() const = 0;                          // canonical spec string
+    virtual MessageTime message(double bytes, int hops) const = 0;
+    virtual double copy_s(double bytes) const { return bytes * rho; }
+    virtual double reduce_s(double bytes) const { return bytes * gamma; }
+    virtual double calc_s(double bytes) const { return bytes * gamma; }
+    virtual double barrier_s(int ranks) const;                     // a global barrier
+    virtual double startup_s() const = 0;                          // zero-byte message latency (lower bounds)
+    virtual double per_byte_s() const = 0;                         // link/NIC time per byte (lower bounds)
+
+    int ports = 1;        // concurrent sends (and receives) per node
+    bool duplex = true;   // a node can send and receive at the same time
+    double gamma = 0;     // s/B reduction
+    double rho = 0;       // s/B local copy
+    double barrier_fixed_s = -1;   // >= 0: fixed barrier time
+    double barrier_per_dim_s = -1; // >= 0: barrier time per log2(P) (circuit's Q(d) = q*d)
+};
+
+// "hockney:alpha=1us,beta=1ns/B" -> model; throws Error naming the bad key/value and the allowed ones.
+std::unique_ptr<Model> parse_model(const std::string& spec);
+
+}  // namespace collplan

@@ -1,0 +1,712 @@
+// The text form of a schedule and the GOAL export. The grammar is documented in docs/schedule.md.
+//
+// Writing appends to one string with std::to_chars. Reading is a hand-written, line-oriented scanner (no regex, no
+// per-line allocation) that feeds RankBuilder, so every check of the builder applies to text input too; errors
+// are "line N: expected X, got 'Y'".
+#include "collplan/schedule/text.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace collplan {
+
+namespace {
+
+constexpr std::string_view kMagic = "collplan-schedule";
+constexpr uint64_t kVersion = 1;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing
+
+void put_u(std::string& o, uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    o.append(buf, r.ptr);
+}
+
+void put_i(std::string& o, int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    o.append(buf, r.ptr);
+}
+
+bool is_bare_char(unsigned char c) { return (c > 0x20 && c < 0x7f && c != '"' && c != '#' && c != '\\') || c >= 0x80; }
+
+// A metadata string: bare when it is one word of safe characters, else double-quoted with \" \\ \xHH escapes.
+void put_string(std::string& o, const std::string& v) {
+    bool bare = !v.empty();
+    for (unsigned char c : v) bare = bare && is_bare_char(c);
+    if (bare) {
+        o += v;
+        return;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    o += '"';
+    for (unsigned char c : v) {
+        if (c == '"' || c == '\\') {
+            o += '\\';
+            o += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+            o += "\\x";
+            o += kHex[c >> 4];
+            o += kHex[c & 15];
+        } else {
+            o += static_cast<char>(c);
+        }
+    }
+    o += '"';
+}
+
+void put_segs(std::string& o, std::span<const Segment> segs) {
+    if (segs.empty()) {
+        o += '-';
+        return;
+    }
+    for (size_t i = 0; i < segs.size(); ++i) {
+        if (i) o += ',';
+        o += to_string(segs[i].buf());
+        o += '[';
+        put_u(o, segs[i].first());
+        o += '+';
+        put_u(o, segs[i].count);
+        o += ']';
+    }
+}
+
+// The units an op has when none are given explicitly (what RankBuilder derives).
+uint64_t implicit_units(const OpView& v) {
+    switch (v.op.kind) {
+        case OpKind::calc: return static_cast<uint32_t>(v.op.aux);
+        case OpKind::copy:
+        case OpKind::reduce: return block_count(v.src());
+        default: return block_count(v.segs);  // send, recv; barrier has no segments
+    }
+}
+
+void put_options(std::string& o, const OpView& v) {
+    if (v.op.flags & opflag::reverse) o += " reverse";
+    if (v.op.flags & opflag::inverse) o += " inverse";
+    if (v.units != implicit_units(v)) {
+        o += " units ";
+        put_u(o, v.units);
+    }
+    if (v.op.port != kAnyPort) {
+        o += " port ";
+        put_i(o, v.op.port);
+    }
+    if (!v.deps.empty()) {
+        o += " after ";
+        for (size_t i = 0; i < v.deps.size(); ++i) {
+            if (i) o += ',';
+            put_u(o, v.deps[i]);
+        }
+    }
+}
+
+void put_op(std::string& o, uint32_t index, const OpView& v) {
+    o += "  ";
+    put_u(o, index);
+    o += v.op.fence() ? ": | " : ": ";
+    o += to_string(v.op.kind);
+    switch (v.op.kind) {
+        case OpKind::send:
+        case OpKind::recv:
+            o += v.op.kind == OpKind::send ? " to " : " from ";
+            put_i(o, v.op.peer);
+            o += " tag ";
+            put_i(o, v.op.tag());
+            o += ' ';
+            put_segs(o, v.segs);
+            break;
+        case OpKind::copy:
+        case OpKind::reduce:
+            o += ' ';
+            put_segs(o, v.src());
+            o += " -> ";
+            put_segs(o, v.dst());
+            break;
+        case OpKind::calc:
+            o += ' ';
+            put_i(o, v.op.aux);
+            break;
+        case OpKind::barrier: break;
+    }
+    put_options(o, v);
+    o += '\n';
+}
+
+void put_header(std::string& o, const Schedule& s) {
+    o += kMagic;
+    o += ' ';
+    put_u(o, kVersion);
+    o += "\ncollective ";
+    o += to_string(s.collective());
+    o += "\nranks ";
+    put_i(o, s.ranks());
+    o += "\nblocks in=";
+    put_u(o, s.blocks(Buf::in));
+    o += " out=";
+    put_u(o, s.blocks(Buf::out));
+    o += " tmp=";
+    put_u(o, s.blocks(Buf::tmp));
+    o += "\nalgorithm ";
+    put_string(o, s.algorithm);
+    o += "\nparams ";
+    put_string(o, s.params);
+    o += "\ntopology ";
+    put_string(o, s.topology);
+    o += "\nflags";
+    if (s.needs_commutative) o += " needs_commutative";
+    if (s.needs_inverse) o += " needs_inverse";
+    if (s.idempotent_only) o += " idempotent_only";
+    o += '\n';
+}
+
+void put_matrix(std::string& o, const Schedule& s) {
+    if (s.matrix.empty()) return;
+    const auto P = static_cast<size_t>(s.ranks());
+    if (s.matrix.size() != P * P)
+        throw Error("schedule matrix has " + std::to_string(s.matrix.size()) + " entries (allowed: 0 or P*P = " +
+                    std::to_string(P * P) + ")");
+    for (size_t i = 0; i < P; ++i) {
+        o += "matrix ";
+        put_u(o, i);
+        o += ':';
+        for (size_t j = 0; j < P; ++j) {
+            o += ' ';
+            put_u(o, s.matrix[i * P + j]);
+        }
+        o += '\n';
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading
+
+std::string quote(std::string_view w) {
+    if (w.empty()) return "end of line";
+    return "'" + std::string(w.substr(0, 60)) + (w.size() > 60 ? "...'" : "'");
+}
+
+// Throws "line N: what" unless `what` already names a line.
+[[noreturn]] void fail_line(size_t line, const std::string& what) {
+    throw Error("line " + std::to_string(line) + ": " + what);
+}
+
+// Runs f; an Error it throws (from RankBuilder, Schedule, Segment) gets the line number in front.
+template <class F>
+auto at_line(size_t line, F&& f) {
+    try {
+        return f();
+    } catch (const Error& e) {
+        fail_line(line, e.what());
+    }
+}
+
+// One line of input and a cursor into it. Words end at blanks and at '#' (which starts a comment).
+class Line {
+public:
+    Line() = default;
+    Line(std::string_view text, size_t number) : t_(text), n_(number) {}
+    size_t number() const { return n_; }
+    size_t pos() const { return p_; }
+
+    void skip_ws() {
+        while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\t')) ++p_;
+    }
+    bool at_end() {
+        skip_ws();
+        return p_ >= t_.size() || t_[p_] == '#';
+    }
+    char peek_char() {
+        skip_ws();
+        return p_ < t_.size() ? t_[p_] : '\0';
+    }
+    std::string_view peek_word() {
+        skip_ws();
+        size_t e = p_;
+        while (e < t_.size() && t_[e] != ' ' && t_[e] != '\t' && t_[e] != '#') ++e;
+        return t_.substr(p_, e - p_);
+    }
+    std::string_view word() {
+        std::string_view w = peek_word();
+        p_ += w.size();
+        return w;
+    }
+    [[noreturn]] void fail(const std::string& expected) { fail_at(p_, expected); }
+    [[noreturn]] void fail_at(size_t pos, const std::string& expected) {
+        p_ = pos;
+        fail_line(n_, "expected " + expected + ", got " + quote(peek_word()));
+    }
+    void expect_word(std::string_view w) {
+        if (peek_word() != w) fail("'" + std::string(w) + "'");
+        p_ += w.size();
+    }
+    // Matches exact characters (after blanks), e.g. "in=" or ":".
+    void expect_text(std::string_view s, const std::string& expected) {
+        skip_ws();
+        if (t_.substr(p_, s.size()) != s) fail(expected);
+        p_ += s.size();
+    }
+    bool accept_char(char c) {
+        if (p_ < t_.size() && t_[p_] == c) return ++p_, true;
+        return false;
+    }
+    uint64_t number(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+        skip_ws();
+        const size_t start = p_;
+        uint64_t v = 0;
+        auto r = std::from_chars(t_.data() + p_, t_.data() + t_.size(), v);
+        if (r.ec != std::errc() || v > max) fail_at(start, what);
+        p_ = static_cast<size_t>(r.ptr - t_.data());
+        return v;
+    }
+    void end() {
+        if (!at_end()) fail("end of line");
+    }
+    std::string string_value();
+    void segments(std::vector<Segment>& out);
+
+private:
+    std::string_view t_;
+    size_t p_ = 0;
+    size_t n_ = 0;
+};
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// A bare word or a double-quoted string with \" \\ \xHH escapes; nothing may follow it.
+std::string Line::string_value() {
+    if (peek_char() != '"') {
+        std::string v(word());
+        if (v.empty()) fail("a value (a word or a \"quoted string\")");
+        end();
+        return v;
+    }
+    const size_t start = p_++;
+    std::string v;
+    while (true) {
+        if (p_ >= t_.size()) fail_at(start, "a closing '\"'");
+        const char c = t_[p_++];
+        if (c == '"') break;
+        if (c != '\\') {
+            v += c;
+            continue;
+        }
+        if (p_ < t_.size() && (t_[p_] == '"' || t_[p_] == '\\')) {
+            v += t_[p_++];
+        } else if (p_ + 2 < t_.size() && t_[p_] == 'x' && hex_digit(t_[p_ + 1]) >= 0 && hex_digit(t_[p_ + 2]) >= 0) {
+            v += static_cast<char>(hex_digit(t_[p_ + 1]) * 16 + hex_digit(t_[p_ + 2]));
+            p_ += 3;
+        } else {
+            fail_at(p_ - 1, "an escape \\\" \\\\ or \\xHH");
+        }
+    }
+    end();
+    return v;
+}
+
+// "-" (no segments) or buf[first+count] joined by ',', e.g. out[0+1],tmp[3+2].
+void Line::segments(std::vector<Segment>& out) {
+    static const std::string kWhat = "segments like out[0+1],tmp[3+2] or '-'";
+    skip_ws();
+    const size_t start = p_;
+    if (peek_word() == "-") {
+        ++p_;
+        return;
+    }
+    do {
+        Buf b;
+        if (t_.substr(p_, 3) == "in[") b = Buf::in, p_ += 3;
+        else if (t_.substr(p_, 4) == "out[") b = Buf::out, p_ += 4;
+        else if (t_.substr(p_, 4) == "tmp[") b = Buf::tmp, p_ += 4;
+        else fail_at(start, kWhat);
+        uint64_t first = 0, count = 0;
+        auto r = std::from_chars(t_.data() + p_, t_.data() + t_.size(), first);
+        if (r.ec != std::errc() || r.ptr == t_.data() + t_.size() || *r.ptr != '+') fail_at(start, kWhat);
+        p_ = static_cast<size_t>(r.ptr - t_.data()) + 1;
+        r = std::from_chars(t_.data() + p_, t_.data() + t_.size(), count);
+        if (r.ec != std::errc() || r.ptr == t_.data() + t_.size() || *r.ptr != ']') fail_at(start, kWhat);
+        p_ = static_cast<size_t>(r.ptr - t_.data()) + 1;
+        if (first >= (1u << 30) || count > std::numeric_limits<uint32_t>::max())
+            fail_line(n_, "segment " + std::string(to_string(b)) + "[" + std::to_string(first) + "+" +
+                              std::to_string(count) + "] out of range (allowed: first < 2^30, count < 2^32)");
+        out.emplace_back(b, static_cast<uint32_t>(first), static_cast<uint32_t>(count));
+    } while (accept_char(','));
+    if (p_ < t_.size() && t_[p_] != ' ' && t_[p_] != '\t' && t_[p_] != '#') fail_at(start, kWhat);
+}
+
+// Splits the input into lines, skipping blank and comment-only ones.
+class Reader {
+public:
+    explicit Reader(std::string_view text) : t_(text) {}
+    bool next(Line& out) {
+        while (pos_ < t_.size()) {
+            const char* nl = static_cast<const char*>(std::memchr(t_.data() + pos_, '\n', t_.size() - pos_));
+            const size_t end = nl ? static_cast<size_t>(nl - t_.data()) : t_.size();
+            std::string_view line = t_.substr(pos_, end - pos_);
+            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            pos_ = end + 1;
+            ++line_;
+            out = Line(line, line_);
+            if (!out.at_end()) return true;
+        }
+        return false;
+    }
+    // The next line, or an error naming what was expected at the end of the input.
+    Line require(const std::string& expected) {
+        Line l;
+        if (!next(l)) fail_line(line_ + 1, "expected " + expected + ", got end of input");
+        return l;
+    }
+    size_t line() const { return line_; }
+
+private:
+    std::string_view t_;
+    size_t pos_ = 0;
+    size_t line_ = 0;
+};
+
+// Options that may follow an op: reverse inverse units U port N after D,D,...
+struct OpOptions {
+    uint8_t flags = 0;
+    uint64_t units = RankBuilder::kBlockUnits;
+    int port = kAnyPort;
+    std::vector<uint32_t> deps;
+};
+
+void parse_options(Line& ln, OpKind kind, OpOptions& o) {
+    static const std::string kWhat = "'reverse', 'inverse', 'units', 'port', 'after' or end of line";
+    unsigned seen = 0;
+    while (!ln.at_end()) {
+        const std::string_view w = ln.peek_word();
+        const unsigned bit = w == "reverse" ? 1 : w == "inverse" ? 2 : w == "units" ? 4 : w == "port" ? 8
+                             : w == "after" ? 16 : 0;
+        if (bit == 0 || (seen & bit)) ln.fail(bit ? "each option at most once" : kWhat);
+        if ((bit & 3) && kind != OpKind::reduce) ln.fail("an option allowed on " + std::string(to_string(kind)));
+        if (bit == 4 && kind != OpKind::send && kind != OpKind::recv && kind != OpKind::copy)
+            ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('units' is for send, recv, copy)");
+        seen |= bit;
+        ln.word();
+        if (bit == 1) o.flags |= opflag::reverse;
+        if (bit == 2) o.flags |= opflag::inverse;
+        if (bit == 4) o.units = ln.number("a number of units", RankBuilder::kBlockUnits - 1);
+        if (bit == 8) o.port = static_cast<int>(ln.number("a port number 0..127", 127));
+        if (bit == 16) {
+            do {
+                o.deps.push_back(static_cast<uint32_t>(ln.number("an op index", 0xffffffffu)));
+            } while (ln.accept_char(','));
+        }
+    }
+}
+
+OpKind parse_kind(Line& ln) {
+    const std::string_view w = ln.peek_word();
+    for (OpKind k : {OpKind::send, OpKind::recv, OpKind::reduce, OpKind::copy, OpKind::calc, OpKind::barrier})
+        if (w == to_string(k)) {
+            ln.word();
+            return k;
+        }
+    ln.fail("an op kind (send, recv, reduce, copy, calc, barrier)");
+}
+
+// Reused buffers for the ops of one parse.
+struct OpScratch {
+    std::vector<Segment> src, dst;
+    OpOptions opt;
+};
+
+uint32_t add_op(Line& ln, RankBuilder& b, OpKind kind, OpScratch& sc) {
+    int peer = 0;
+    int tag = 0;
+    uint64_t calc_units = 0;
+    if (kind == OpKind::send || kind == OpKind::recv) {
+        ln.expect_word(kind == OpKind::send ? "to" : "from");
+        peer = static_cast<int>(ln.number("a peer rank", 0x7fffffff));
+        ln.expect_word("tag");
+        tag = static_cast<int>(ln.number("a tag 0..2^31-1", 0x7fffffff));
+        ln.segments(sc.src);
+    } else if (kind == OpKind::copy || kind == OpKind::reduce) {
+        ln.segments(sc.src);
+        ln.expect_word("->");
+        ln.segments(sc.dst);
+    } else if (kind == OpKind::calc) {
+        calc_units = ln.number("a number of calc units", 0xffffffffu);
+    }
+    parse_options(ln, kind, sc.opt);
+    const auto& o = sc.opt;
+    return at_line(ln.number(), [&] {
+        switch (kind) {
+            case OpKind::send: return b.send(peer, tag, sc.src, o.deps, o.units);
+            case OpKind::recv: return b.recv(peer, tag, sc.src, o.deps, o.units);
+            case OpKind::copy: return b.copy(sc.src, sc.dst, o.deps, o.units);
+            case OpKind::reduce: return b.reduce(sc.src, sc.dst, o.deps, o.flags);
+            case OpKind::calc: return b.calc(static_cast<uint32_t>(calc_units), o.deps);
+            case OpKind::barrier: break;
+        }
+        return b.barrier(o.deps);
+    });
+}
+
+// "  I: [|] kind args options"
+void parse_op(Line& ln, RankBuilder& b, OpScratch& sc) {
+    const uint32_t want = b.size();
+    if (ln.peek_char() < '0' || ln.peek_char() > '9')
+        ln.fail("op index " + std::to_string(want) + ": or 'rank'");
+    const uint64_t index = ln.number("an op index");
+    if (index != want) fail_line(ln.number(), "expected op index " + std::to_string(want) + ", got '" +
+                                                  std::to_string(index) + "'");
+    ln.expect_text(":", "':' after the op index");
+    if (ln.peek_char() == '|') {
+        ln.accept_char('|');
+        if (want == 0) fail_line(ln.number(), "expected an op without '|' (op 0 cannot open a new group), got '|'");
+        b.fence();
+    }
+    const OpKind kind = parse_kind(ln);
+    sc.src.clear();
+    sc.dst.clear();
+    sc.opt.flags = 0;
+    sc.opt.units = RankBuilder::kBlockUnits;
+    sc.opt.port = kAnyPort;
+    sc.opt.deps.clear();
+    add_op(ln, b, kind, sc);
+    if (sc.opt.port != kAnyPort) at_line(ln.number(), [&] { b.on_port(sc.opt.port); });
+}
+
+// The fixed header: magic, collective, ranks, blocks. Returns the empty schedule.
+Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
+    Line ln = rd.require("'collplan-schedule 1'");
+    ln.expect_word(kMagic);
+    if (ln.number("format version 1", kVersion) != kVersion) ln.fail("format version 1");
+    ln.end();
+    ln = rd.require("'collective'");
+    ln.expect_word("collective");
+    const std::string_view cname = ln.peek_word();
+    Collective c{};
+    try {
+        c = parse_collective(std::string(cname));
+    } catch (const Error&) {
+        ln.fail("a collective (allgather, alltoall, alltoallv, allreduce, barrier)");
+    }
+    ln.word();
+    ln.end();
+    ln = rd.require("'ranks'");
+    ln.expect_word("ranks");
+    ln.skip_ws();
+    const size_t at = ln.pos();
+    const std::string allowed = "a number of ranks in 1.." + std::to_string(max_ranks) + " (one 'rank' line each)";
+    const uint64_t P = ln.number(allowed, max_ranks);
+    if (P < 1) ln.fail_at(at, allowed);
+    ln.end();
+    ln = rd.require("'blocks'");
+    ln.expect_word("blocks");
+    uint64_t nb[3];
+    const char* keys[3] = {"in=", "out=", "tmp="};
+    for (int i = 0; i < 3; ++i) {
+        ln.expect_text(keys[i], "'" + std::string(keys[i]) + "<blocks>'");
+        nb[i] = ln.number("a number of blocks < 2^30", (1u << 30) - 1);
+    }
+    ln.end();
+    return at_line(ln.number(), [&] {
+        return Schedule(c, static_cast<int>(P), static_cast<uint32_t>(nb[0]), static_cast<uint32_t>(nb[1]),
+                        static_cast<uint32_t>(nb[2]));
+    });
+}
+
+void parse_flags(Line& ln, Schedule& s) {
+    while (!ln.at_end()) {
+        const std::string_view w = ln.peek_word();
+        if (w == "needs_commutative") s.needs_commutative = true;
+        else if (w == "needs_inverse") s.needs_inverse = true;
+        else if (w == "idempotent_only") s.idempotent_only = true;
+        else ln.fail("a flag (needs_commutative, needs_inverse, idempotent_only)");
+        ln.word();
+    }
+}
+
+void parse_matrix_row(Line& ln, Schedule& s) {
+    const auto P = static_cast<size_t>(s.ranks());
+    const size_t row = s.matrix.size() / P;
+    ln.skip_ws();
+    const size_t at = ln.pos();
+    if (ln.number("matrix row " + std::to_string(row), P - 1) != row) ln.fail_at(at, "matrix row " + std::to_string(row));
+    ln.expect_text(":", "':' after the matrix row");
+    for (size_t j = 0; j < P; ++j) s.matrix.push_back(ln.number("matrix entry " + std::to_string(j) + " of " +
+                                                                std::to_string(P)));
+    ln.end();
+}
+
+// Metadata lines after the fixed header, each at most once (matrix: P rows in order), until the first 'rank'.
+void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
+    unsigned seen = 0;
+    while (have && ln.peek_word() != "rank") {
+        const std::string_view w = ln.peek_word();
+        const unsigned bit = w == "algorithm" ? 1 : w == "params" ? 2 : w == "topology" ? 4 : w == "flags" ? 8
+                             : w == "matrix" ? 16 : 0;
+        if (bit == 0 || (bit != 16 && (seen & bit)))
+            ln.fail("'algorithm', 'params', 'topology', 'flags', 'matrix' (each once) or 'rank 0'");
+        seen |= bit;
+        ln.word();
+        if (bit == 1) s.algorithm = ln.string_value();
+        if (bit == 2) s.params = ln.string_value();
+        if (bit == 4) s.topology = ln.string_value();
+        if (bit == 8) parse_flags(ln, s);
+        if (bit == 16) parse_matrix_row(ln, s);
+        have = rd.next(ln);
+    }
+    const auto P = static_cast<size_t>(s.ranks());
+    if (!s.matrix.empty() && s.matrix.size() != P * P) {
+        const std::string want = "'matrix " + std::to_string(s.matrix.size() / P) + ":'";
+        if (!have) fail_line(rd.line() + 1, "expected " + want + ", got end of input");
+        ln.fail(want);
+    }
+}
+
+size_t count_lines(const std::string& text) {
+    size_t n = 1;
+    const char* p = text.data();
+    const char* const e = p + text.size();
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p))))) ++n, ++p;
+    return n;
+}
+
+}  // namespace
+
+std::string to_text(const Schedule& s) {
+    std::string o;
+    o.reserve(256 + s.total_ops() * 40 + s.matrix.size() * 4);
+    put_header(o, s);
+    put_matrix(o, s);
+    for (int r = 0; r < s.ranks(); ++r) {
+        o += "rank ";
+        put_i(o, r);
+        o += '\n';
+        const auto n = static_cast<uint32_t>(s.num_ops(r));
+        for (uint32_t i = 0; i < n; ++i) put_op(o, i, s.op(r, i));
+    }
+    return o;
+}
+
+Schedule from_text(const std::string& text) {
+    Reader rd(text);
+    Schedule s = parse_fixed_header(rd, count_lines(text));
+    Line ln;
+    bool have = rd.next(ln);
+    parse_metadata(rd, ln, have, s);
+    OpScratch sc;
+    for (int r = 0; r < s.ranks(); ++r) {
+        const std::string want = "'rank " + std::to_string(r) + "'";
+        if (!have) fail_line(rd.line() + 1, "expected " + want + ", got end of input");
+        ln.expect_word("rank");
+        if (ln.peek_word() != std::to_string(r)) ln.fail("rank " + std::to_string(r));
+        ln.word();
+        ln.end();
+        RankBuilder b(s, r);
+        while ((have = rd.next(ln)) && ln.peek_word() != "rank") parse_op(ln, b, sc);
+    }
+    if (have) ln.fail("end of input (the schedule has " + std::to_string(s.ranks()) + " ranks)");
+    return s;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// GOAL export
+
+namespace {
+
+uint64_t rounded(double x, const char* what) {
+    if (!std::isfinite(x) || x < 0 || x > 1.8e19)
+        throw Error(std::string(what) + " " + std::to_string(x) + " out of range (allowed: finite, >= 0)");
+    return static_cast<uint64_t>(std::round(x));
+}
+
+struct GoalCosts {
+    double block_bytes, reduce_s_per_byte, copy_s_per_byte;
+};
+
+void goal_op(std::string& o, uint32_t i, const OpView& v, const GoalCosts& c) {
+    o += 'l';
+    put_u(o, i);
+    o += ": ";
+    const double bytes = static_cast<double>(v.units) * c.block_bytes;
+    switch (v.op.kind) {
+        case OpKind::send:
+        case OpKind::recv:
+            o += v.op.kind == OpKind::send ? "send " : "recv ";
+            put_u(o, rounded(bytes, "message bytes"));
+            o += v.op.kind == OpKind::send ? "b to " : "b from ";
+            put_i(o, v.op.peer);
+            o += " tag ";
+            put_i(o, v.op.tag());
+            if (v.op.port != kAnyPort) {
+                o += " nic ";
+                put_i(o, v.op.port);
+            }
+            break;
+        case OpKind::copy: o += "calc ", put_u(o, rounded(bytes * c.copy_s_per_byte * 1e9, "copy time ns")); break;
+        case OpKind::reduce:
+        case OpKind::calc: o += "calc ", put_u(o, rounded(bytes * c.reduce_s_per_byte * 1e9, "calc time ns")); break;
+        case OpKind::barrier: break;
+    }
+    o += '\n';
+}
+
+void goal_requires(std::string& o, char a, uint32_t ai, char b, uint32_t bi) {
+    o += a;
+    put_u(o, ai);
+    o += " requires ";
+    o += b;
+    put_u(o, bi);
+    o += '\n';
+}
+
+void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
+    o += "\nrank ";
+    put_i(o, r);
+    o += " {\n";
+    const auto n = static_cast<uint32_t>(s.num_ops(r));
+    uint32_t group = 0;  // index of the first op of the current group
+    for (uint32_t i = 0; i < n; ++i) {
+        const OpView v = s.op(r, i);
+        if (v.op.kind == OpKind::barrier)
+            throw Error("GOAL has no global barrier; schedule " + (s.algorithm.empty() ? "(unnamed)" : s.algorithm) +
+                        " uses one (rank " + std::to_string(r) + " op " + std::to_string(i) + ")");
+        if (v.op.fence() && i > 0) {
+            o += 'f';
+            put_u(o, i);
+            o += ": calc 0\n";
+            for (uint32_t j = group; j < i; ++j) goal_requires(o, 'f', i, 'l', j);
+            group = i;
+        }
+        goal_op(o, i, v, c);
+        if (group > 0) goal_requires(o, 'l', i, 'f', group);
+        for (uint32_t d : v.deps) goal_requires(o, 'l', i, 'l', d);
+    }
+    o += "}\n";
+}
+
+}  // namespace
+
+std::string to_goal(const Schedule& s, double block_bytes, double reduce_s_per_byte, double copy_s_per_byte) {
+    const GoalCosts c{block_bytes, reduce_s_per_byte, copy_s_per_byte};
+    for (double x : {block_bytes, reduce_s_per_byte, copy_s_per_byte})
+        if (!std::isfinite(x) || x < 0)
+            throw Error("GOAL export parameter " + std::to_string(x) + " invalid (allowed: finite, >= 0)");
+    std::string o;
+    o.reserve(32 + s.total_ops() * 48);
+    o += "num_ranks ";
+    put_i(o, s.ranks());
+    o += '\n';
+    for (int r = 0; r < s.ranks(); ++r) goal_rank(o, s, r, c);
+    return o;
+}
+
+}  // namespace collplan

@@ -1,0 +1,90 @@
+#include "collplan/verify/sweep.hpp"
+
+namespace collplan {
+namespace {
+
+void factorizations(int P, int parts, std::vector<int>& cur, std::vector<std::vector<int>>& out) {
+    if (parts == 1) {
+        if (P >= 2) {
+            cur.push_back(P);
+            out.push_back(cur);
+            cur.pop_back();
+        }
+        return;
+    }
+    for (int a = 2; a <= P / 2; ++a)
+        if (P % a == 0) {
+            cur.push_back(a);
+            factorizations(P / a, parts - 1, cur, out);
+            cur.pop_back();
+        }
+}
+
+std::string shape(const std::string& kind, const std::vector<int>& sides) {
+    std::string s = kind + ":";
+    for (size_t i = 0; i < sides.size(); ++i) s += (i ? "x" : "") + std::to_string(sides[i]);
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> family_topologies(const std::string& family, int P) {
+    if (family == "full" || family == "ring" || family == "line") return {family + ":" + std::to_string(P)};
+    if (family == "hypercube") {
+        if (P & (P - 1)) return {};
+        int d = 0;
+        while ((1 << d) < P) ++d;
+        return {"hypercube:" + std::to_string(d)};
+    }
+    const bool torus = family.rfind("torus", 0) == 0;
+    if (family == "torus2d" || family == "mesh2d" || family == "torus3d" || family == "mesh3d") {
+        std::vector<std::vector<int>> fs;
+        std::vector<int> cur;
+        factorizations(P, family.find("3d") != std::string::npos ? 3 : 2, cur, fs);
+        std::vector<std::string> out;
+        for (const auto& f : fs) out.push_back(shape(torus ? "torus" : "mesh", f));
+        return out;
+    }
+    throw Error("unknown topology family '" + family + "' (allowed: full, ring, line, hypercube, torus2d, mesh2d, torus3d, mesh3d)");
+}
+
+std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* declined) {
+    std::vector<SweepCase> out;
+    int skipped = 0;
+    const std::vector<std::string> families = a.default_topologies.empty() ? std::vector<std::string>{"full"} : a.default_topologies;
+    for (int P = 1; P <= max_ranks; ++P)
+        for (const auto& fam : families)
+            for (const auto& spec : family_topologies(fam, P)) {
+                Problem p{a.collective, P, Topology::parse(spec), validate_params(a, {}), {}};
+                if (a.collective == Collective::alltoallv) continue;  // needs a matrix: swept by its own tests
+                if (a.applies && !a.applies(p).empty()) {
+                    ++skipped;
+                    continue;
+                }
+                if (a.collective != Collective::allreduce) {
+                    out.push_back({a.name, P, spec, ""});
+                    continue;
+                }
+                // Which operations the algorithm supports is declared on the schedule; the sweep tests
+                // the strictest claimed one, and sum for the rest.
+                Schedule s = a.generate(p);
+                if (s.idempotent_only) out.push_back({a.name, P, spec, "max"});
+                else {
+                    out.push_back({a.name, P, spec, "sum"});
+                    if (!s.needs_commutative) out.push_back({a.name, P, spec, "noncommutative"});
+                }
+            }
+    if (declined) *declined = skipped;
+    return out;
+}
+
+VerifyResult run_case(const SweepCase& c) {
+    try {
+        Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology));
+        return verify(s, c.op.empty() ? VerifyOptions{} : verify_options_for_op(c.op));
+    } catch (const Error& e) {
+        return VerifyResult{false, "generator-error", e.what(), -1, -1};
+    }
+}
+
+}  // namespace collplan

@@ -1,0 +1,31 @@
+// The one loop that checks every registered algorithm (SimGrid's idea): for each algorithm, every P up to a
+// limit on each of its default topology families, with every reduction operation it claims to support.
+// Used by `collplan verify --all` and by the C++ and Python test suites.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "collplan/algorithms/registry.hpp"
+#include "collplan/verify/verify.hpp"
+
+namespace collplan {
+
+struct SweepCase {
+    std::string algorithm;
+    int ranks;
+    std::string topology;  // canonical spec
+    std::string op;        // allreduce: "sum", "max" or "noncommutative"; others: ""
+};
+
+// Topology specs of a family for P ranks: "full" -> full:P, "ring" -> ring:P, "line" -> line:P,
+// "hypercube" -> hypercube:log2 P (P a power of two), "torus2d"/"mesh2d" -> every AxB = P with A, B >= 2,
+// "torus3d"/"mesh3d" -> every AxBxC = P with sides >= 2.
+std::vector<std::string> family_topologies(const std::string& family, int ranks);
+
+// The cases of one algorithm for P = 1..max_ranks (declined problems are skipped, see `declined`).
+std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* declined = nullptr);
+
+// Generates and verifies one case; a generator exception is a failure with reason "generator-error".
+VerifyResult run_case(const SweepCase& c);
+
+}  // namespace collplan

@@ -1,0 +1,609 @@
+// The symbolic verifier. See verify.hpp for what it checks.
+//
+// How: (1) match every send with its recv by channel order; (2) run the schedule as a worklist: an op is
+// posted when its prerequisites (earlier groups, explicit deps) have completed; local ops complete at once;
+// a send/recv pair completes when both are posted (the rendezvous worst case: a send never completes
+// before its receive is posted); (3) carry symbolic data through every op; (4) check the final state.
+// Races are checked separately on each rank's happens-before order. Anything left incomplete is a deadlock,
+// reported with the wait cycle.
+#include "collplan/verify/verify.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <set>
+#include <tuple>
+
+namespace collplan {
+namespace {
+
+constexpr int64_t kUndefined = -1;
+
+std::string op_text(const Schedule& s, int rank, uint32_t i) {
+    const OpView v = s.op(rank, i);
+    std::string t = "rank " + std::to_string(rank) + " op " + std::to_string(i) + " (" + to_string(v.op.kind);
+    if (v.op.kind == OpKind::send) t += " to " + std::to_string(v.op.peer) + " tag " + std::to_string(v.op.tag());
+    if (v.op.kind == OpKind::recv) t += " from " + std::to_string(v.op.peer) + " tag " + std::to_string(v.op.tag());
+    return t + ")";
+}
+
+struct Failure {
+    VerifyResult result;
+};
+
+[[noreturn]] void fail(const std::string& reason, int rank, int op, const std::string& message) {
+    throw Failure{VerifyResult{false, reason, message, rank, op}};
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Symbolic contents of every block of every buffer of every rank, and of messages in flight.
+// allgather/alltoall(v): one token per block (the original block's id). allreduce: a segment id per block plus
+// a bitset of the contributions it holds.
+class Store {
+public:
+    Store(const Schedule& s) : P_(s.ranks()), words_(s.collective() == Collective::allreduce ? (P_ + 63) / 64 : 0) {
+        for (Buf b : {Buf::in, Buf::out, Buf::tmp}) per_rank_[static_cast<int>(b)] = s.blocks(b);
+        stride_ = per_rank_[0] + per_rank_[1] + per_rank_[2];
+        tok_.assign(static_cast<size_t>(P_) * stride_, kUndefined);
+        bits_.assign(tok_.size() * static_cast<size_t>(words_), 0);
+    }
+    size_t slot(int rank, Buf b, uint32_t block) const {
+        size_t base = static_cast<size_t>(rank) * stride_;
+        for (int i = 0; i < static_cast<int>(b); ++i) base += per_rank_[i];
+        return base + block;
+    }
+    int words() const { return words_; }
+    int64_t& tok(size_t slot) { return tok_[slot]; }
+    uint64_t* bits(size_t slot) { return bits_.data() + slot * static_cast<size_t>(words_); }
+
+private:
+    int P_, words_;
+    uint32_t per_rank_[3]{};
+    size_t stride_ = 0;
+    std::vector<int64_t> tok_;
+    std::vector<uint64_t> bits_;
+};
+
+// A snapshot of blocks (a message's payload or a copy's source).
+struct Payload {
+    std::vector<int64_t> tok;
+    std::vector<uint64_t> bits;
+};
+
+std::string block_name(const Schedule& s, int64_t tok) {
+    if (tok == kUndefined) return "nothing";
+    const int P = s.ranks();
+    switch (s.collective()) {
+        case Collective::allgather: return "b_" + std::to_string(tok);
+        case Collective::alltoall:
+        case Collective::alltoallv: return "b_" + std::to_string(tok / P) + "->" + std::to_string(tok % P);
+        default: return "segment " + std::to_string(tok);
+    }
+}
+
+std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) + "[" + std::to_string(block) + "]"; }
+
+// ---------------------------------------------------------------------------------------------------------
+class Verifier {
+public:
+    Verifier(const Schedule& s, const VerifyOptions& o) : s_(s), opt_(o), P_(s.ranks()), store_(s) {}
+
+    void run() {
+        check_declarations();
+        index_groups();
+        match_messages();
+        if (opt_.check_races)
+            for (int r = 0; r < P_; ++r) check_races(r);
+        init_data();
+        execute();
+        check_deadlock();
+        check_final();
+    }
+
+private:
+    struct RankState {
+        std::vector<uint32_t> group;          // group index of each op
+        std::vector<uint32_t> group_begin;    // first op of each group (+ sentinel)
+        std::vector<uint32_t> group_done;     // completed ops per group
+        std::vector<uint32_t> pending;        // unmet prerequisites per op
+        std::vector<uint32_t> dependents_begin, dependents;  // reverse explicit deps (CSR)
+        std::vector<uint32_t> partner;        // send/recv: index of the matching op at the peer
+        std::vector<uint8_t> posted, done;
+        std::vector<std::vector<uint64_t>> knows;  // barrier collective: ranks known to have started, per op
+    };
+
+    const Schedule& s_;
+    VerifyOptions opt_;
+    int P_;
+    Store store_;
+    std::vector<RankState> st_;
+    std::deque<std::pair<int, uint32_t>> ready_;
+    std::vector<std::vector<std::pair<int, uint32_t>>> barrier_posted_;  // per barrier index: posted ops
+    std::vector<Payload> inflight_;          // payload of posted sends, by slot id
+    std::vector<std::vector<uint32_t>> inflight_slot_;  // per rank per op: slot in inflight_
+    std::vector<uint32_t> free_slots_;
+
+    // -------------------------------------------------------------------------------- declarations
+    void check_declarations() {
+        bool uses_inverse = false;
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
+                const Op& op = s_.program(r).ops[i];
+                if (op.kind == OpKind::reduce && s_.collective() != Collective::allreduce)
+                    fail("reduce-outside-allreduce", r, i, op_text(s_, r, i) + ": reductions belong only to allreduce schedules");
+                if (op.kind == OpKind::reduce && (op.flags & opflag::inverse)) uses_inverse = true;
+            }
+        if (uses_inverse && !s_.needs_inverse)
+            fail("undeclared-inverse", -1, -1, "the schedule uses inverse reductions but does not declare needs_inverse");
+        if (s_.collective() == Collective::alltoallv && s_.matrix.size() != static_cast<size_t>(P_) * P_)
+            fail("bad-matrix", -1, -1, "alltoallv schedule without a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix");
+    }
+
+    // -------------------------------------------------------------------------------- structure
+    void index_groups() {
+        st_.resize(static_cast<size_t>(P_));
+        for (int r = 0; r < P_; ++r) {
+            RankState& rs = st_[r];
+            const size_t n = s_.num_ops(r);
+            rs.group.resize(n);
+            rs.pending.assign(n, 0);
+            rs.posted.assign(n, 0);
+            rs.done.assign(n, 0);
+            rs.partner.assign(n, ~0u);
+            std::vector<uint32_t> ndeps(n + 1, 0);
+            uint32_t g = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                const OpView v = s_.op(r, i);
+                if (v.op.fence() && i > 0) ++g;
+                if (i == 0 || v.op.fence()) rs.group_begin.push_back(i);
+                rs.group[i] = g;
+                rs.pending[i] = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
+                for (uint32_t d : v.deps) ++ndeps[d + 1];
+            }
+            rs.group_begin.push_back(static_cast<uint32_t>(n));
+            rs.group_done.assign(rs.group_begin.size() - 1, 0);
+            for (size_t i = 1; i <= n; ++i) ndeps[i] += ndeps[i - 1];
+            rs.dependents_begin = ndeps;
+            rs.dependents.resize(ndeps[n]);
+            for (uint32_t i = 0; i < n; ++i)
+                for (uint32_t d : s_.op(r, i).deps) rs.dependents[ndeps[d]++] = i;
+        }
+    }
+
+    // The k-th send i->j with tag t matches the k-th recv at j from i with tag t.
+    void match_messages() {
+        struct Key {
+            int32_t peer, tag;
+            uint32_t op;
+            bool operator<(const Key& o) const { return std::tie(peer, tag, op) < std::tie(o.peer, o.tag, o.op); }
+        };
+        std::vector<std::vector<Key>> sends(P_), recvs(P_);
+        for (int r = 0; r < P_; ++r) {
+            const auto& ops = s_.program(r).ops;
+            for (uint32_t i = 0; i < ops.size(); ++i) {
+                if (ops[i].kind == OpKind::send) sends[r].push_back({ops[i].peer, ops[i].tag(), i});
+                if (ops[i].kind == OpKind::recv) recvs[r].push_back({ops[i].peer, ops[i].tag(), i});
+            }
+            std::sort(sends[r].begin(), sends[r].end());
+            std::sort(recvs[r].begin(), recvs[r].end());
+        }
+        for (int i = 0; i < P_; ++i) {
+            const auto& sl = sends[i];
+            for (size_t a = 0; a < sl.size();) {
+                size_t b = a;
+                while (b < sl.size() && sl[b].peer == sl[a].peer && sl[b].tag == sl[a].tag) ++b;
+                const int j = sl[a].peer;
+                const auto& rl = recvs[j];
+                auto lo = std::lower_bound(rl.begin(), rl.end(), Key{i, sl[a].tag, 0});
+                for (size_t k = a; k < b; ++k, ++lo) {
+                    if (lo == rl.end() || lo->peer != i || lo->tag != sl[a].tag)
+                        fail("unmatched-send", i, sl[k].op, op_text(s_, i, sl[k].op) + " has no matching recv on rank " + std::to_string(j));
+                    st_[i].partner[sl[k].op] = lo->op;
+                    st_[j].partner[lo->op] = sl[k].op;
+                    check_sizes(i, sl[k].op, j, lo->op);
+                }
+                a = b;
+            }
+        }
+        check_barrier_counts();
+        for (int j = 0; j < P_; ++j)
+            for (const Key& k : recvs[j])
+                if (st_[j].partner[k.op] == ~0u)
+                    fail("unmatched-recv", j, k.op, op_text(s_, j, k.op) + " has no matching send on rank " + std::to_string(k.peer));
+    }
+
+    // The k-th barrier of every rank meets the k-th of every other: all ranks need the same number.
+    void check_barrier_counts() {
+        std::vector<uint32_t> n(P_, 0);
+        for (int r = 0; r < P_; ++r)
+            for (const Op& op : s_.program(r).ops) n[r] += op.kind == OpKind::barrier;
+        for (int r = 1; r < P_; ++r)
+            if (n[r] != n[0])
+                fail("unmatched-barrier", r, -1, "rank " + std::to_string(r) + " has " + std::to_string(n[r]) +
+                     " barrier ops but rank 0 has " + std::to_string(n[0]) + " (every rank must join every barrier)");
+    }
+
+    void check_sizes(int i, uint32_t si, int j, uint32_t ri) {
+        const OpView a = s_.op(i, si), b = s_.op(j, ri);
+        if (a.units != b.units || block_count(a.segs) != block_count(b.segs))
+            fail("size-mismatch", i, si, op_text(s_, i, si) + " sends " + std::to_string(block_count(a.segs)) + " blocks (" +
+                 std::to_string(a.units) + " units) but " + op_text(s_, j, ri) + " expects " +
+                 std::to_string(block_count(b.segs)) + " blocks (" + std::to_string(b.units) + " units)");
+    }
+
+    // -------------------------------------------------------------------------------- races
+    // Two ops of a rank conflict when they touch a common block and one writes it. They are ordered when they
+    // lie in different groups or one reaches the other through explicit deps.
+    struct Access {
+        uint8_t buf;
+        uint32_t lo, hi;  // [lo, hi)
+        uint32_t op;
+        bool write;
+    };
+
+    static void add_accesses(std::vector<Access>& acc, std::span<const Segment> segs, uint32_t op, bool write) {
+        for (const Segment& sg : segs)
+            if (sg.count) acc.push_back({static_cast<uint8_t>(sg.buf()), sg.first(), sg.first() + sg.count, op, write});
+    }
+
+    bool reaches(int r, uint32_t from, uint32_t to) const {  // is `from` a transitive explicit dep of `to`?
+        const uint32_t g = st_[r].group[to];
+        std::vector<uint32_t> stack{to};
+        std::set<uint32_t> seen;
+        while (!stack.empty()) {
+            uint32_t x = stack.back();
+            stack.pop_back();
+            for (uint32_t d : s_.op(r, x).deps) {
+                if (d == from) return true;
+                if (d > from && st_[r].group[d] == g && seen.insert(d).second) stack.push_back(d);
+            }
+        }
+        return false;
+    }
+
+    void check_races(int r) {
+        const RankState& rs = st_[r];
+        for (size_t g = 0; g + 1 < rs.group_begin.size(); ++g) {
+            std::vector<Access> acc;
+            for (uint32_t i = rs.group_begin[g]; i < rs.group_begin[g + 1]; ++i) {
+                const OpView v = s_.op(r, i);
+                add_accesses(acc, v.src(), i, false);
+                add_accesses(acc, v.dst(), i, true);
+            }
+            if (acc.size() < 2) continue;
+            std::sort(acc.begin(), acc.end(), [](const Access& a, const Access& b) {
+                return std::tie(a.buf, a.lo, a.op) < std::tie(b.buf, b.lo, b.op);
+            });
+            std::vector<const Access*> active;
+            for (const Access& a : acc) {
+                std::erase_if(active, [&](const Access* x) { return x->buf != a.buf || x->hi <= a.lo; });
+                for (const Access* x : active)
+                    if ((x->write || a.write) && x->op != a.op) race_pair(r, *x, a);
+                active.push_back(&a);
+            }
+        }
+    }
+
+    void race_pair(int r, const Access& x, const Access& y) {
+        const uint32_t a = std::min(x.op, y.op), b = std::max(x.op, y.op);
+        if (reaches(r, a, b)) return;
+        const uint32_t block = std::max(x.lo, y.lo);
+        fail("race", r, static_cast<int>(b), op_text(s_, r, a) + " and " + op_text(s_, r, b) + " may run concurrently and both touch " +
+             seg_text(static_cast<Buf>(x.buf), block) + " (one writes it); add a dependency or a fence");
+    }
+
+    // -------------------------------------------------------------------------------- data
+    void init_data() {
+        for (int r = 0; r < P_; ++r) {
+            for (uint32_t b = 0; b < s_.blocks(Buf::in); ++b) {
+                const size_t sl = store_.slot(r, Buf::in, b);
+                switch (s_.collective()) {
+                    case Collective::allgather: store_.tok(sl) = r; break;
+                    case Collective::alltoall:
+                    case Collective::alltoallv: store_.tok(sl) = static_cast<int64_t>(r) * P_ + b; break;
+                    case Collective::allreduce:
+                        store_.tok(sl) = b;
+                        store_.bits(sl)[r / 64] |= uint64_t{1} << (r % 64);
+                        break;
+                    case Collective::barrier: break;
+                }
+            }
+        }
+        if (s_.collective() == Collective::barrier)
+            for (int r = 0; r < P_; ++r) st_[r].knows.resize(s_.num_ops(r));
+    }
+
+    Payload read(int r, uint32_t op, std::span<const Segment> segs) {
+        Payload p;
+        const int W = store_.words();
+        for (const Segment& sg : segs)
+            for (uint32_t k = 0; k < sg.count; ++k) {
+                const size_t sl = store_.slot(r, sg.buf(), sg.first() + k);
+                if (store_.tok(sl) == kUndefined)
+                    fail("read-before-write", r, op, op_text(s_, r, op) + " reads " + seg_text(sg.buf(), sg.first() + k) + ", which holds no data yet");
+                p.tok.push_back(store_.tok(sl));
+                p.bits.insert(p.bits.end(), store_.bits(sl), store_.bits(sl) + W);
+            }
+        return p;
+    }
+
+    void write(int r, std::span<const Segment> segs, const Payload& p) {
+        const int W = store_.words();
+        size_t k = 0;
+        for (const Segment& sg : segs)
+            for (uint32_t b = 0; b < sg.count; ++b, ++k) {
+                const size_t sl = store_.slot(r, sg.buf(), sg.first() + b);
+                store_.tok(sl) = p.tok[k];
+                std::copy_n(p.bits.data() + k * W, W, store_.bits(sl));
+            }
+    }
+
+    uint64_t payload_units(const Payload& p) const {
+        if (s_.collective() != Collective::alltoallv) return p.tok.size();
+        uint64_t u = 0;
+        for (int64_t t : p.tok) u += s_.matrix[static_cast<size_t>(t)];
+        return u;
+    }
+
+    void reduce(int r, uint32_t i, const OpView& v) {
+        const Payload src = read(r, i, v.src());
+        const Payload dst = read(r, i, v.dst());
+        const int W = store_.words();
+        Payload out = dst;
+        for (size_t k = 0; k < src.tok.size(); ++k) {
+            if (src.tok[k] != dst.tok[k])
+                fail("segment-mismatch", r, i, op_text(s_, r, i) + " combines segment " + std::to_string(src.tok[k]) + " with segment " + std::to_string(dst.tok[k]));
+            const uint64_t* a = src.bits.data() + k * W;
+            const uint64_t* b = dst.bits.data() + k * W;
+            uint64_t* o = out.bits.data() + k * W;
+            if (v.op.flags & opflag::inverse) {
+                for (int w = 0; w < W; ++w) {
+                    if (a[w] & ~b[w])
+                        fail("inverse-of-absent", r, i, op_text(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src.tok[k]) + ", which the destination does not hold");
+                    o[w] = b[w] & ~a[w];
+                }
+                continue;
+            }
+            for (int w = 0; w < W; ++w) {
+                if ((a[w] & b[w]) && !opt_.idempotent)
+                    fail("double-count", r, i, op_text(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src.tok[k]) + " would be counted twice");
+                o[w] = a[w] | b[w];
+            }
+            if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
+        }
+        write(r, v.dst(), out);
+    }
+
+    // Non-commutative: left (+) right is in rank order only if left is an interval directly before right.
+    void check_order(int r, uint32_t i, const uint64_t* src, const uint64_t* dst, bool reverse) {
+        auto interval = [&](const uint64_t* x, int& lo, int& hi) {
+            lo = -1, hi = -1;
+            for (int w = 0; w < store_.words(); ++w)
+                if (x[w]) {
+                    if (lo < 0) lo = w * 64 + std::countr_zero(x[w]);
+                    hi = w * 64 + 63 - std::countl_zero(x[w]);
+                }
+            int n = 0;
+            for (int w = 0; w < store_.words(); ++w) n += std::popcount(x[w]);
+            return n == hi - lo + 1;
+        };
+        int a0, a1, b0, b1;
+        const bool ok_a = interval(reverse ? dst : src, a0, a1), ok_b = interval(reverse ? src : dst, b0, b1);
+        if (!ok_a || !ok_b || a1 + 1 != b0)
+            fail("order", r, i, op_text(s_, r, i) + " combines x_" + std::to_string(a0) + "..x_" + std::to_string(a1) +
+                 " (left) with x_" + std::to_string(b0) + "..x_" + std::to_string(b1) + " (right): not in rank order for a non-commutative operation");
+    }
+
+    // -------------------------------------------------------------------------------- execution
+    void execute() {
+        for (int r = 0; r < P_; ++r) {
+            inflight_slot_.emplace_back(s_.num_ops(r), ~0u);
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
+                if (st_[r].pending[i] == 0) ready_.emplace_back(r, i);
+        }
+        while (!ready_.empty()) {
+            auto [r, i] = ready_.front();
+            ready_.pop_front();
+            post(r, i);
+        }
+    }
+
+    void post(int r, uint32_t i) {
+        RankState& rs = st_[r];
+        rs.posted[i] = 1;
+        const OpView v = s_.op(r, i);
+        if (!rs.knows.empty()) rs.knows[i] = prerequisite_knowledge(r, i);
+        switch (v.op.kind) {
+            case OpKind::copy: write(r, v.dst(), read(r, i, v.src())); complete(r, i); break;
+            case OpKind::reduce: reduce(r, i, v); complete(r, i); break;
+            case OpKind::calc: complete(r, i); break;
+            case OpKind::barrier: post_barrier(r, i); break;
+            case OpKind::send: {
+                Payload p = read(r, i, v.src());
+                if (s_.collective() == Collective::alltoallv && payload_units(p) != v.units)
+                    fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
+                inflight_slot_[r][i] = stash(std::move(p));
+                if (st_[v.op.peer].posted[rs.partner[i]]) deliver(r, i);
+                break;
+            }
+            case OpKind::recv:
+                if (st_[v.op.peer].posted[rs.partner[i]]) deliver(v.op.peer, rs.partner[i]);
+                break;
+        }
+    }
+
+    uint32_t stash(Payload p) {
+        if (free_slots_.empty()) {
+            inflight_.push_back(std::move(p));
+            return static_cast<uint32_t>(inflight_.size() - 1);
+        }
+        uint32_t k = free_slots_.back();
+        free_slots_.pop_back();
+        inflight_[k] = std::move(p);
+        return k;
+    }
+
+    void deliver(int sr, uint32_t si) {  // both ends posted: the pair completes
+        const int dr = s_.program(sr).ops[si].peer;
+        const uint32_t di = st_[sr].partner[si];
+        const uint32_t k = inflight_slot_[sr][si];
+        write(dr, s_.op(dr, di).dst(), inflight_[k]);
+        inflight_[k] = Payload{};
+        free_slots_.push_back(k);
+        if (!st_[dr].knows.empty()) merge(st_[dr].knows[di], st_[sr].knows[si]);
+        complete(sr, si);
+        complete(dr, di);
+    }
+
+    void post_barrier(int r, uint32_t i) {
+        // The k-th barrier op of this rank.
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < i; ++j) k += s_.program(r).ops[j].kind == OpKind::barrier;
+        if (barrier_posted_.size() <= k) barrier_posted_.resize(k + 1);
+        barrier_posted_[k].emplace_back(r, i);
+        if (static_cast<int>(barrier_posted_[k].size()) < P_) return;
+        std::vector<uint64_t> all;
+        for (auto [q, j] : barrier_posted_[k])
+            if (!st_[q].knows.empty()) merge(all, st_[q].knows[j]);
+        for (auto [q, j] : barrier_posted_[k]) {
+            if (!st_[q].knows.empty()) st_[q].knows[j] = all;
+            complete(q, j);
+        }
+    }
+
+    static void merge(std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
+        if (into.size() < from.size()) into.resize(from.size(), 0);
+        for (size_t w = 0; w < from.size(); ++w) into[w] |= from[w];
+    }
+
+    std::vector<uint64_t> prerequisite_knowledge(int r, uint32_t i) {
+        const RankState& rs = st_[r];
+        std::vector<uint64_t> k((P_ + 63) / 64, 0);
+        k[r / 64] |= uint64_t{1} << (r % 64);
+        const uint32_t g = rs.group[i];
+        if (g > 0)
+            for (uint32_t j = rs.group_begin[g - 1]; j < rs.group_begin[g]; ++j) merge(k, rs.knows[j]);
+        for (uint32_t d : s_.op(r, i).deps) merge(k, rs.knows[d]);
+        return k;
+    }
+
+    void complete(int r, uint32_t i) {
+        RankState& rs = st_[r];
+        rs.done[i] = 1;
+        for (uint32_t k = rs.dependents_begin[i]; k < rs.dependents_begin[i + 1]; ++k) release(r, rs.dependents[k]);
+        const uint32_t g = rs.group[i];
+        if (++rs.group_done[g] == rs.group_begin[g + 1] - rs.group_begin[g] && g + 2 < rs.group_begin.size())
+            for (uint32_t j = rs.group_begin[g + 1]; j < rs.group_begin[g + 2]; ++j) release(r, j);
+    }
+
+    void release(int r, uint32_t i) {
+        if (--st_[r].pending[i] == 0) ready_.emplace_back(r, i);
+    }
+
+    // -------------------------------------------------------------------------------- deadlock
+    // Follow what the first incomplete op waits for until an op repeats: that is the wait cycle.
+    void check_deadlock() {
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
+                if (!st_[r].done[i]) report_cycle(r, i);
+    }
+
+    std::pair<int, uint32_t> waits_for(int r, uint32_t i) const {
+        const RankState& rs = st_[r];
+        const Op& op = s_.program(r).ops[i];
+        if (rs.posted[i]) {
+            if (op.kind == OpKind::barrier) {
+                for (int q = 0; q < P_; ++q)
+                    for (uint32_t j = 0; j < s_.num_ops(q); ++j)
+                        if (s_.program(q).ops[j].kind == OpKind::barrier && !st_[q].posted[j]) return {q, j};
+            }
+            return {op.peer, rs.partner[i]};
+        }
+        for (uint32_t d : s_.op(r, i).deps)
+            if (!rs.done[d]) return {r, d};
+        const uint32_t g = rs.group[i];
+        for (uint32_t j = rs.group_begin[g - 1]; j < rs.group_begin[g]; ++j)
+            if (!rs.done[j]) return {r, j};
+        return {r, i};
+    }
+
+    [[noreturn]] void report_cycle(int r, uint32_t i) {
+        std::vector<std::pair<int, uint32_t>> path{{r, i}};
+        for (int steps = 0; steps < 4 * (P_ + 64); ++steps) {
+            auto next = waits_for(path.back().first, path.back().second);
+            const size_t start = static_cast<size_t>(std::find(path.begin(), path.end(), next) - path.begin());
+            path.push_back(next);
+            if (start + 1 < path.size()) {
+                std::string msg = "deadlock: ";
+                for (size_t k = start; k < path.size() && k < start + 8; ++k)
+                    msg += (k > start ? " waits for " : "") + op_text(s_, path[k].first, path[k].second);
+                if (path.size() - start > 8) msg += " ...";
+                fail("deadlock", r, static_cast<int>(i), msg);
+            }
+        }
+        fail("deadlock", r, static_cast<int>(i), "deadlock: " + op_text(s_, r, i) + " never completes");
+    }
+
+    // -------------------------------------------------------------------------------- final state
+    void check_final() {
+        switch (s_.collective()) {
+            case Collective::barrier: check_barrier(); return;
+            case Collective::allreduce: check_allreduce(); return;
+            default: break;
+        }
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
+                const int64_t want = s_.collective() == Collective::allgather ? b : static_cast<int64_t>(b) * P_ + r;
+                const int64_t got = store_.tok(store_.slot(r, Buf::out, b));
+                if (got == want) continue;
+                if (s_.collective() == Collective::alltoallv && got == kUndefined && s_.matrix[static_cast<size_t>(want)] == 0) continue;
+                fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, got) + " in " +
+                     seg_text(Buf::out, b) + " instead of " + block_name(s_, want));
+            }
+    }
+
+    void check_allreduce() {
+        const int W = store_.words();
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
+                const size_t sl = store_.slot(r, Buf::out, b);
+                if (store_.tok(sl) != static_cast<int64_t>(b))
+                    fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, store_.tok(sl)) + " in " + seg_text(Buf::out, b));
+                for (int q = 0; q < P_; ++q)
+                    if (!(store_.bits(sl)[q / 64] >> (q % 64) & 1))
+                        fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
+                (void)W;
+            }
+    }
+
+    void check_barrier() {
+        for (int r = 0; r < P_; ++r) {
+            std::vector<uint64_t> k((P_ + 63) / 64, 0);
+            k[r / 64] |= uint64_t{1} << (r % 64);
+            for (const auto& x : st_[r].knows) merge(k, x);
+            for (int q = 0; q < P_; ++q)
+                if (!(k[q / 64] >> (q % 64) & 1))
+                    fail("barrier-causality", r, -1, "rank " + std::to_string(r) + " may finish before rank " + std::to_string(q) + " has started");
+        }
+    }
+};
+
+}  // namespace
+
+VerifyResult verify(const Schedule& s, const VerifyOptions& opt) {
+    try {
+        Verifier(s, opt).run();
+    } catch (const Failure& f) {
+        return f.result;
+    }
+    return VerifyResult{};
+}
+
+VerifyOptions verify_options_for_op(const std::string& op) {
+    if (op == "sum" || op == "prod") return VerifyOptions{true, false, true};
+    if (op == "max" || op == "min" || op == "band" || op == "bor") return VerifyOptions{true, true, true};
+    if (op == "noncommutative") return VerifyOptions{false, false, true};
+    throw Error("unknown reduction operation '" + op + "' (allowed: sum, prod, max, min, band, bor, noncommutative)");
+}
+
+}  // namespace collplan

@@ -1,0 +1,410 @@
+// Tests of the analytic estimate (critical path with serialised ports) and the lower bounds, against closed
+// forms on hand-built schedules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "collplan/model/estimate.hpp"
+
+namespace collplan {
+namespace {
+
+constexpr double kAlpha = 2e-6, kBeta = 1e-9;
+const std::string kHockney = "hockney:alpha=2us,beta=1ns/B";
+
+Segment out(uint32_t b, uint32_t n = 1) { return Segment(Buf::out, b, n); }
+Segment in(uint32_t b, uint32_t n = 1) { return Segment(Buf::in, b, n); }
+
+// The ring allgather, written out by hand: copy, then P-1 fenced rounds of send right / recv left.
+Schedule ring_allgather(int P) {
+    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(s, r);
+        b.copy({in(0)}, {out(static_cast<uint32_t>(r))});
+        for (int k = 0; k < P - 1; ++k) {
+            b.fence();
+            b.send((r + 1) % P, 0, {out(static_cast<uint32_t>((r - k + P) % P))});
+            b.recv((r - 1 + P) % P, 0, {out(static_cast<uint32_t>((r - k - 1 + 2 * P) % P))});
+        }
+    }
+    return s;
+}
+
+// send/recv of one segment with explicit units (the initializer-list overloads take no units). Callers never make
+// such an op the first op of a rank: RankBuilder::add drops explicit units on op 0 (reported to the lead).
+uint32_t send_units(RankBuilder& b, int peer, int tag, Segment seg, uint64_t units) {
+    const Segment segs[] = {seg};
+    return b.send(peer, tag, segs, {}, units);
+}
+uint32_t recv_units(RankBuilder& b, int peer, int tag, Segment seg, uint64_t units) {
+    const Segment segs[] = {seg};
+    return b.recv(peer, tag, segs, {}, units);
+}
+
+double est(const Schedule& s, const std::string& topo, const std::string& model, double bytes) {
+    return estimate(s, Topology::parse(topo), *parse_model(model), bytes).time_s;
+}
+
+std::string error_of(const Schedule& s, const std::string& topo) {
+    try {
+        est(s, topo, kHockney, 8);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(Estimate, RingAllgatherHockney) {
+    for (int P : {2, 3, 5, 8, 13}) {
+        const Schedule s = ring_allgather(P);
+        for (double m : {0.0, 1.0, 1000.0, 65536.0}) {
+            const double expect = (P - 1) * (kAlpha + m * kBeta);
+            EXPECT_NEAR(est(s, "ring:" + std::to_string(P), kHockney, m), expect, 1e-12 * expect + 1e-18)
+                << "P=" << P << " m=" << m;
+        }
+    }
+}
+
+TEST(Estimate, RingAllgatherWithCopyCost) {
+    const int P = 6;
+    const double m = 4096, rho = 0.5e-9;
+    const double expect = m * rho + (P - 1) * (kAlpha + m * kBeta);
+    EXPECT_NEAR(est(ring_allgather(P), "ring:6", kHockney + ",rho=0.5ns/B", m), expect, 1e-12 * expect);
+}
+
+TEST(Estimate, CriticalRankAndSingleRank) {
+    Schedule one(Collective::allgather, 1, 1, 1, 0);
+    RankBuilder(one, 0).copy({in(0)}, {out(0)});
+    EXPECT_DOUBLE_EQ(est(one, "full:1", kHockney + ",rho=1ns/B", 100), 100e-9);
+    // Rank 2 does extra local work after the exchange, so it finishes last.
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    for (int r = 0; r < 3; ++r) RankBuilder(s, r).copy({in(0)}, {out(static_cast<uint32_t>(r))});
+    RankBuilder(s, 2).calc(5);
+    const Estimate e = estimate(s, Topology::parse("full:3"), *parse_model(kHockney + ",gamma=1ns/B"), 10);
+    EXPECT_EQ(e.critical_rank, 2);
+    EXPECT_DOUBLE_EQ(e.time_s, 5 * 10 * 1e-9);
+}
+
+// Rank 0 sends two independent messages (to 1 and 2); one port serialises them, two ports do not.
+TEST(Estimate, PortsSerialiseSends) {
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    RankBuilder b0(s, 0);
+    b0.send(1, 0, {in(0)});
+    b0.send(2, 0, {in(0)});
+    RankBuilder(s, 1).recv(0, 0, {out(0)});
+    RankBuilder(s, 2).recv(0, 0, {out(0)});
+    const double m = 1000, T = kAlpha + m * kBeta;
+    EXPECT_NEAR(est(s, "full:3", kHockney, m), 2 * T, 1e-15);
+    EXPECT_NEAR(est(s, "full:3", kHockney + ",ports=2", m), T, 1e-15);
+}
+
+TEST(Estimate, ExplicitPortHintsCollide) {
+    // Two ports, but both sends name port 0 (and 2 = 0 mod 2): they serialise again.
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    RankBuilder b0(s, 0);
+    b0.send(1, 0, {in(0)});
+    b0.on_port(0);
+    b0.send(2, 0, {in(0)});
+    b0.on_port(2);
+    RankBuilder(s, 1).recv(0, 0, {out(0)});
+    RankBuilder(s, 2).recv(0, 0, {out(0)});
+    const double T = kAlpha + 100 * kBeta;
+    EXPECT_NEAR(est(s, "full:3", kHockney + ",ports=2", 100), 2 * T, 1e-15);
+}
+
+// Two ranks exchange a message each way in one group: duplex T, non-duplex 2T.
+TEST(Estimate, NonDuplexDoublesAnExchange) {
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    for (int r = 0; r < 2; ++r) {
+        RankBuilder b(s, r);
+        b.send(1 - r, 0, {in(0)});
+        b.recv(1 - r, 0, {out(static_cast<uint32_t>(1 - r))});
+    }
+    const double m = 5000, T = kAlpha + m * kBeta;
+    EXPECT_NEAR(est(s, "full:2", kHockney, m), T, 1e-15);
+    EXPECT_NEAR(est(s, "full:2", kHockney + ",duplex=0", m), 2 * T, 1e-15);
+}
+
+TEST(Estimate, ReceivesSerialiseOnOnePort) {
+    // Ranks 1 and 2 both send to rank 0: its single receive port takes them one after the other.
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    RankBuilder b0(s, 0);
+    b0.recv(1, 0, {out(1)});
+    b0.recv(2, 0, {out(2)});
+    RankBuilder(s, 1).send(0, 0, {in(0)});
+    RankBuilder(s, 2).send(0, 0, {in(0)});
+    const double T = kAlpha + 64 * kBeta;
+    EXPECT_NEAR(est(s, "full:3", kHockney, 64), 2 * T, 1e-15);
+    EXPECT_NEAR(est(s, "full:3", kHockney + ",ports=2", 64), T, 1e-15);
+}
+
+TEST(Estimate, WormholeHopTerm) {
+    const std::string model = "wormhole:startup=10us,flit=8B,flit_time=4ns,hop_time=100ns";
+    const double m = 100, flits = std::ceil(m / 8);
+    for (int to : {1, 3}) {
+        Schedule s(Collective::allgather, 4, 1, 4, 0);
+        RankBuilder(s, 0).send(to, 0, {in(0)});
+        RankBuilder(s, to).recv(0, 0, {out(0)});
+        const double expect = 10e-6 + flits * 4e-9 + to * 100e-9;  // distance on line:4 is |to - 0|
+        EXPECT_NEAR(est(s, "line:4", model, m), expect, 1e-15) << "to " << to;
+    }
+}
+
+TEST(Estimate, LogGPSingleMessage) {
+    const double L = 3e-6, o = 1e-6, G = 0.5e-9, m = 2048;
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder(s, 0).send(1, 0, {in(0)});
+    RankBuilder(s, 1).recv(0, 0, {out(0)});
+    EXPECT_NEAR(est(s, "full:2", "loggp:L=3us,o=1us,g=4us,G=0.5ns/B", m), 2 * o + L + (m - 1) * G, 1e-15);
+}
+
+TEST(Estimate, LogGPGapBetweenSends) {
+    // One port: the second send starts when the port is free again, max(g, (m-1)G) after the first.
+    const double L = 3e-6, o = 1e-6, g = 4e-6, G = 0.5e-9, m = 2048;
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    RankBuilder b0(s, 0);
+    b0.send(1, 0, {in(0)});
+    b0.send(2, 0, {in(0)});
+    RankBuilder(s, 1).recv(0, 0, {out(0)});
+    RankBuilder(s, 2).recv(0, 0, {out(0)});
+    const double expect = std::max(g, (m - 1) * G) + 2 * o + L + (m - 1) * G;
+    EXPECT_NEAR(est(s, "full:3", "loggp:L=3us,o=1us,g=4us,G=0.5ns/B", m), expect, 1e-15);
+}
+
+TEST(Estimate, BarrierCost) {
+    // Rank 0 computes first; everybody then meets at a barrier: done = calc + barrier_s(P).
+    const int P = 5;
+    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(s, r);
+        if (r == 0) b.calc(3);
+        b.fence();
+        b.barrier();
+    }
+    const double m = 1000, calc = 3 * m * 1e-9;
+    EXPECT_NEAR(est(s, "full:5", kHockney + ",gamma=1ns/B", m), calc + 3 * kAlpha, 1e-15);  // ceil(log2 5) = 3
+    EXPECT_NEAR(est(s, "full:5", kHockney + ",gamma=1ns/B,barrier=50us", m), calc + 50e-6, 1e-15);
+}
+
+TEST(Estimate, BarrierCollectiveIgnoresSize) {
+    Schedule s(Collective::barrier, 4, 1, 1, 0);
+    for (int r = 0; r < 4; ++r) {
+        RankBuilder b(s, r);
+        b.send((r + 1) % 4, 0, {in(0)});
+        b.recv((r + 3) % 4, 0, {out(0)});
+    }
+    EXPECT_NEAR(est(s, "full:4", kHockney, 1e6), kAlpha, 1e-15);
+}
+
+TEST(Estimate, ExplicitDependencyChain) {
+    // Rank 0 forwards what it receives from 1 to 2 (dep), and independently sends to 3 (no dep); two ports.
+    Schedule s(Collective::allgather, 4, 1, 4, 0);
+    RankBuilder b0(s, 0);
+    const uint32_t got = b0.recv(1, 0, {out(1)});
+    b0.send(2, 0, {out(1)}, {got});
+    b0.send(3, 0, {in(0)});
+    RankBuilder(s, 1).send(0, 0, {in(0)});
+    RankBuilder(s, 2).recv(0, 0, {out(1)});
+    RankBuilder(s, 3).recv(0, 0, {out(0)});
+    const double m = 300, T = kAlpha + m * kBeta;
+    const Estimate e = estimate(s, Topology::parse("full:4"), *parse_model(kHockney + ",ports=2"), m);
+    EXPECT_NEAR(e.time_s, 2 * T, 1e-15);
+    EXPECT_EQ(e.critical_rank, 0);
+    // One port: 1->0 uses rank 0's receive port and 0->3 its send port, both [0,T]; 0->2 follows at [T,2T].
+    EXPECT_NEAR(est(s, "full:4", kHockney, m), 2 * T, 1e-15);
+}
+
+TEST(Estimate, LongDependencyChainOfLocalOps) {
+    // 10 copies in one group, each depending on the previous one, then an independent calc: the CPU serialises all.
+    Schedule s(Collective::allgather, 1, 1, 1, 0);
+    RankBuilder b(s, 0);
+    uint32_t prev = b.copy({in(0)}, {out(0)});
+    for (int i = 0; i < 9; ++i) prev = b.copy({in(0)}, {out(0)}, {prev});
+    b.calc(2);
+    EXPECT_NEAR(est(s, "full:1", kHockney + ",rho=1ns/B,gamma=2ns/B", 100), 10 * 100e-9 + 2 * 100 * 2e-9, 1e-15);
+}
+
+TEST(Estimate, FenceWaitsForWholeGroup) {
+    // Group 1: rank 0 sends a big message to 1 and a small one to 2 (two ports); group 2: a send to 3 starts only
+    // after both.
+    Schedule s(Collective::allgather, 4, 1, 4, 0);
+    RankBuilder b0(s, 0);
+    b0.send(2, 0, {in(0)});
+    send_units(b0, 1, 0, in(0), 10);
+    b0.fence();
+    b0.send(3, 0, {in(0)});
+    RankBuilder b1(s, 1);
+    b1.copy({in(0)}, {out(1)});  // free (rho = 0); see the note at send_units
+    recv_units(b1, 0, 0, out(0), 10);
+    RankBuilder(s, 2).recv(0, 0, {out(0)});
+    RankBuilder(s, 3).recv(0, 0, {out(0)});
+    const double m = 1000;
+    const double expect = (kAlpha + 10 * m * kBeta) + (kAlpha + m * kBeta);
+    EXPECT_NEAR(est(s, "full:4", kHockney + ",ports=2", m), expect, 1e-15);
+}
+
+TEST(Estimate, ChannelsMatchInProgramOrderPerTag) {
+    // Rank 0 sends tag 1 then tag 0; rank 1 receives tag 0 first: channels are (src, dst, tag), so the tag 0
+    // recv matches the second send, not the first.
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder b0(s, 0);
+    b0.copy({in(0)}, {out(0)});  // free (rho = 0); see the note at send_units
+    send_units(b0, 1, 1, in(0), 4);
+    b0.send(1, 0, {in(0)});
+    RankBuilder b1(s, 1);
+    b1.recv(0, 0, {out(0)});
+    b1.fence();
+    b1.calc(1);
+    b1.fence();
+    recv_units(b1, 0, 1, out(0), 4);
+    const double m = 1000, T1 = kAlpha + 4 * m * kBeta, T0 = kAlpha + m * kBeta;
+    // The tag 1 send is ready at 0 but its recv only after rank 1's first groups: tag 0 goes first [0, T0], the
+    // calc is free (gamma = 0), then tag 1 [T0, T0 + T1].
+    const double expect = T0 + T1;
+    EXPECT_NEAR(est(s, "full:2", kHockney, m), expect, 1e-15);
+}
+
+TEST(Estimate, UnmatchedSendThrows) {
+    Schedule s(Collective::allgather, 3, 1, 3, 0);
+    RankBuilder(s, 0).copy({in(0)}, {out(0)});
+    RankBuilder b(s, 1);
+    b.copy({in(0)}, {out(1)});
+    b.send(2, 7, {in(0)});
+    EXPECT_EQ(error_of(s, "full:3"), "estimate: rank 1 op 1 (send to 2 tag 7) never completes -- run `collplan verify`");
+}
+
+TEST(Estimate, DeadlockThrows) {
+    // Both ranks wait for a message the other sends only afterwards.
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    for (int r = 0; r < 2; ++r) {
+        RankBuilder b(s, r);
+        b.recv(1 - r, 0, {out(0)});
+        b.fence();
+        b.send(1 - r, 0, {in(0)});
+    }
+    EXPECT_EQ(error_of(s, "full:2"), "estimate: rank 0 op 0 (recv from 1 tag 0) never completes -- run `collplan verify`");
+}
+
+TEST(Estimate, MissingBarrierThrows) {
+    Schedule s(Collective::barrier, 2, 1, 1, 0);
+    RankBuilder(s, 0).barrier();
+    RankBuilder(s, 1).calc(1);
+    EXPECT_EQ(error_of(s, "full:2"), "estimate: rank 0 op 0 (barrier) never completes -- run `collplan verify`");
+}
+
+TEST(Estimate, RejectsMismatchedTopologyAndBadSize) {
+    const Schedule s = ring_allgather(4);
+    EXPECT_NE(error_of(s, "ring:5").find("has 5 nodes"), std::string::npos);
+    EXPECT_THROW(estimate(s, Topology::parse("ring:4"), *parse_model(kHockney), -1), Error);
+}
+
+// Circuit model, Nicol & Bokhari sec. 2.2: Direct Exchange on a d-cube after one barrier costs
+// (2^d - 1)(lambda + m tau + delta) + Q(d).
+TEST(Estimate, CircuitDirectExchange) {
+    const std::string model = "circuit:lambda=177.5us,tau=0.394us/B,delta=51.5us,q=150us";
+    for (int d : {1, 3, 5}) {
+        const int P = 1 << d;
+        Schedule s(Collective::alltoall, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
+        for (int r = 0; r < P; ++r) {
+            RankBuilder b(s, r);
+            b.barrier();
+            for (int k = 1; k < P; ++k) {
+                b.fence();
+                b.send(r ^ k, 0, {in(static_cast<uint32_t>(r ^ k))});
+                b.recv(r ^ k, 0, {out(static_cast<uint32_t>(r ^ k))});
+            }
+        }
+        const double m = 512;
+        const double expect = (P - 1) * (177.5e-6 + m * 0.394e-6 + 51.5e-6) + d * 150e-6;
+        EXPECT_NEAR(est(s, "hypercube:" + std::to_string(d), model, m), expect, 1e-12 * expect) << "d=" << d;
+    }
+}
+
+TEST(Estimate, PairwiseAlltoallLargerP) {
+    const int P = 96;
+    Schedule s(Collective::alltoall, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(s, r);
+        b.copy({in(static_cast<uint32_t>(r))}, {out(static_cast<uint32_t>(r))});
+        for (int k = 1; k < P; ++k) {
+            b.fence();
+            b.send((r + k) % P, 0, {in(static_cast<uint32_t>((r + k) % P))});
+            b.recv((r - k + P) % P, 0, {out(static_cast<uint32_t>((r - k + P) % P))});
+        }
+    }
+    const double m = 256, expect = (P - 1) * (kAlpha + m * kBeta);
+    EXPECT_NEAR(est(s, "full:96", kHockney, m), expect, 1e-12 * expect);
+}
+
+TEST(LowerBound, ClosedForms) {
+    auto h = parse_model(kHockney);
+    const Topology full8 = Topology::parse("full:8");
+    const double m = 1000;
+    EXPECT_EQ(lower_bound_s(Collective::allgather, 1, Topology::parse("full:1"), *h, m), 0);
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::barrier, 8, full8, *h, m), 3 * kAlpha);
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::allgather, 8, full8, *h, 0), 3 * kAlpha);
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::allgather, 8, full8, *h, 1e6), 7 * 1e6 * kBeta);
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::allreduce, 8, full8, *h, 1e6), 2.0 * 7 / 8 * 1e6 * kBeta);
+    h->ports = 2;  // ceil(log3 8) = 2 rounds; bandwidth halves
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::barrier, 8, full8, *h, m), 2 * kAlpha);
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::alltoall, 8, full8, *h, 1e6), 7 * 1e6 * kBeta / 2);
+    h->ports = 1;
+    h->duplex = false;  // sends and receives share the port
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::alltoall, 8, full8, *h, 1e6), 2 * 7 * 1e6 * kBeta);
+}
+
+TEST(LowerBound, AlltoallBisection) {
+    auto h = parse_model(kHockney);
+    const Topology ring = Topology::parse("ring:16");
+    const double m = 1e5;
+    const double cut = 8.0 * 8 * m * kBeta / static_cast<double>(ring.bisection_links());
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::alltoall, 16, ring, *h, m), std::max(cut, 15 * m * kBeta));
+    const Topology odd = Topology::parse("ring:7");  // floor(7/2) * ceil(7/2) = 12 pairs cross the cut
+    const double cut7 = 12.0 * m * kBeta / static_cast<double>(odd.bisection_links());
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::alltoall, 7, odd, *h, m), std::max(cut7, 6 * m * kBeta));
+}
+
+TEST(LowerBound, AllreduceComputation) {
+    auto h = parse_model("hockney:alpha=1us,beta=0.1ns/B,gamma=1ns/B");
+    const double n = 1e6;
+    EXPECT_DOUBLE_EQ(lower_bound_s(Collective::allreduce, 4, Topology::parse("full:4"), *h, n), 0.75 * n * 1e-9);
+}
+
+TEST(LowerBound, NeverAboveRingAllgatherEstimate) {
+    for (const std::string& model :
+         {kHockney, kHockney + ",ports=2", std::string("wormhole:startup=20us,flit=16B,flit_time=5ns,hop_time=60ns"),
+          std::string("circuit:lambda=177.5us,tau=0.394us/B,delta=51.5us,q=150us"),
+          std::string("loggp:L=3us,o=1us,g=1.5us,G=0.4ns/B")}) {
+        for (int P : {2, 3, 7, 16}) {
+            const Topology topo = Topology::parse("ring:" + std::to_string(P));
+            const Schedule s = ring_allgather(P);
+            for (double m : {0.0, 8.0, 1000.0, 1e6}) {
+                const double lb = lower_bound_s(Collective::allgather, P, topo, *parse_model(model), m);
+                const double e = estimate(s, topo, *parse_model(model), m).time_s;
+                EXPECT_LE(lb, e * (1 + 1e-12)) << model << " P=" << P << " m=" << m;
+                EXPECT_GT(lb, 0) << model << " P=" << P;
+            }
+        }
+    }
+}
+
+TEST(LowerBound, LogGPLatencyUsesGap) {
+    // With a gap far below L + 2o, one rank may inject many messages per latency: the bound must stay below a
+    // direct allgather (every rank sends to every other in one group).
+    auto l = parse_model("loggp:L=20us,o=1us,g=0.1us,G=0.1ns/B");
+    const int P = 8;
+    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(s, r);
+        for (int q = 0; q < P; ++q)
+            if (q != r) b.send(q, 0, {in(0)}), b.recv(q, 0, {out(static_cast<uint32_t>(q))});
+    }
+    const Topology topo = Topology::parse("full:8");
+    const double e = estimate(s, topo, *l, 8).time_s;
+    EXPECT_LE(lower_bound_s(Collective::allgather, P, topo, *l, 8), e);
+    EXPECT_LT(e, 2 * 22e-6);  // the estimate is below two LogGP latencies
+}
+
+}  // namespace
+}  // namespace collplan
