@@ -174,19 +174,20 @@ NB_MODULE(_core, m) {
 
     m.def("sweep_cases", [](const std::string& name, int max_ranks) {
         int declined = 0;
-        std::vector<std::tuple<int, std::string, std::string>> out;
+        std::vector<std::tuple<int, std::string, std::string, std::map<std::string, std::string>>> out;
         for (const SweepCase& c : sweep_cases(Registry::get().find(name), max_ranks, &declined))
-            out.emplace_back(c.ranks, c.topology, c.op);
+            out.emplace_back(c.ranks, c.topology, c.op, c.params);
         return std::make_pair(out, declined);
     }, "name"_a, "max_ranks"_a);
-    m.def("run_case", [](const std::string& name, int ranks, const std::string& topo, const std::string& op) {
+    m.def("run_case", [](const std::string& name, int ranks, const std::string& topo, const std::string& op,
+                         const std::map<std::string, std::string>& params) {
         VerifyResult v;
         {
             nb::gil_scoped_release release;
-            v = run_case(SweepCase{name, ranks, topo, op});
+            v = run_case(SweepCase{name, ranks, topo, op, params});
         }
         return result_dict(v);
-    }, "name"_a, "ranks"_a, "topology"_a, "op"_a);
+    }, "name"_a, "ranks"_a, "topology"_a, "op"_a, "params"_a = std::map<std::string, std::string>{});
 
     m.def("check_model", [](const std::string& spec) { return parse_model(spec)->spec(); }, "spec"_a);
     m.def("estimate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,

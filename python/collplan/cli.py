@@ -53,6 +53,27 @@ def _ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str |
     return args.ranks, args.topology or (None if args.ranks is not None else machine_topology)
 
 
+def read_schedule(path: str) -> _core.Schedule:
+    """A schedule from its text form (docs/schedule.md); errors name the file and line."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise CollplanError(f"cannot read schedule file {path}: {e.strerror}") from None
+    try:
+        return _core.Schedule.from_text(text)
+    except CollplanError as e:
+        raise CollplanError(f"{path}: {e}") from None
+
+
+def _schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
+    if args.schedule:
+        return read_schedule(args.schedule)
+    if not args.algorithm or not args.collective:
+        raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
+    ranks, topo = _ranks_topology(args, machine_topology)
+    return schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+
+
 # ----------------------------------------------------------------------------------------------------- algorithms
 def cmd_algorithms(args) -> int:
     algs = algorithms(args.collective)
@@ -72,10 +93,7 @@ def cmd_algorithms(args) -> int:
 def cmd_verify(args) -> int:
     if args.all:
         return _verify_all(args)
-    if not args.algorithm or not args.collective:
-        raise CollplanError("verify needs --collective and --algorithm (or --all)")
-    ranks, topo = _ranks_topology(args)
-    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+    s = _schedule_from_args(args)
     op = args.op or ("max" if s.idempotent_only else "sum")
     r = verify(s, op)
     r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op,
@@ -94,12 +112,12 @@ def _verify_all(args) -> int:
     for i, name in enumerate(names):
         cases, declined = _core.sweep_cases(name, args.max_ranks)
         passed = 0
-        for ranks, topo, op in cases:
-            r = _core.run_case(name, ranks, topo, op)
+        for ranks, topo, op, params in cases:
+            r = _core.run_case(name, ranks, topo, op, params)
             if r["ok"]:
                 passed += 1
             else:
-                failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, **r})
+                failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params, **r})
         rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined})
         if not args.json and sys.stderr.isatty():
             print(f"\r[{i + 1}/{len(names)}] {name:40s}", end="", file=sys.stderr, flush=True)
@@ -115,33 +133,40 @@ def _verify_all(args) -> int:
         print(f"{len(names)} algorithms, {total} cases (P <= {args.max_ranks}), {len(failures)} failed, "
               f"{time.monotonic() - t0:.1f} s")
         for f in failures[:20]:
-            print(f"FAILED {f['algorithm']} P={f['ranks']} {f['topology']} {f['op']}: {f['reason']}: {f['message']}")
+            params = ",".join(f"{k}={v}" for k, v in f["params"].items())
+            print(f"FAILED {f['algorithm']} P={f['ranks']} {f['topology']} {params} {f['op']}: {f['reason']}: {f['message']}")
     return 0 if not failures else 1
 
 
 # ----------------------------------------------------------------------------------------------------- estimate
 def cmd_estimate(args) -> int:
     machine_topo = load_machine(args.machine).topology if args.machine else ""
-    ranks, topo = _ranks_topology(args, machine_topo)
     sizes = _core.parse_sizes(args.sizes)
-    if args.algorithm == "all":
-        names = [a["name"] for a in algorithms(args.collective)]
-    else:
-        names = [resolve_name(args.algorithm, args.collective)]
+    if args.schedule or args.algorithm != "all":
+        s = _schedule_from_args(args, machine_topo)
+        rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None)
+        return _report_estimates(rows, [], args)
+    if not args.collective:
+        raise CollplanError("estimate needs --collective with --algorithm all")
+    if args.param:
+        raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
+    ranks, topo = _ranks_topology(args, machine_topo)
+    p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
     rows, declined = [], []
-    for name in names:
-        p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
-        why = _core.applies(name, p, topo or "", _params(args.param) if args.algorithm != "all" else {})
+    for a in algorithms(args.collective):
+        why = _core.applies(a["name"], p, topo or "", {})
         if why:
-            if args.algorithm != "all":
-                raise CollplanError(f"{name} does not apply: {why}")
-            declined.append({"algorithm": name, "reason": why})
+            declined.append({"algorithm": a["name"], "reason": why})
             continue
-        s = schedule(name, ranks=ranks, topology=topo, params=_params(args.param) if args.algorithm != "all" else None)
-        rows += estimate(s, sizes, machine=args.machine, model=args.model)
+        rows += estimate(schedule(a["name"], ranks=ranks, topology=topo), sizes, machine=args.machine,
+                         model=args.model)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
+    return _report_estimates(rows, declined, args)
+
+
+def _report_estimates(rows, declined, args) -> int:
     if args.plot:
         from .plot import plot_estimates
         plot_estimates(rows, args.plot, title=_title(rows, args))
@@ -178,8 +203,7 @@ def _print_table(rows, declined, args) -> None:
 
 # ----------------------------------------------------------------------------------------------------- export
 def cmd_export(args) -> int:
-    ranks, topo = _ranks_topology(args)
-    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+    s = _schedule_from_args(args)
     if args.format == "text":
         out = s.to_text()
     else:
@@ -219,8 +243,9 @@ def cmd_machines(args) -> int:
 
 # ----------------------------------------------------------------------------------------------------- main
 def _add_problem(p, need_algorithm=True):
-    p.add_argument("--collective", choices=COLLECTIVES, required=need_algorithm)
-    p.add_argument("--algorithm", required=need_algorithm, help="name, e.g. ring or allgather/ring")
+    p.add_argument("--collective", choices=COLLECTIVES)
+    p.add_argument("--algorithm", help="name, e.g. ring or allgather/ring" + (" or all" if need_algorithm else ""))
+    p.add_argument("--schedule", metavar="FILE", help="a schedule in collplan's text form instead of an algorithm")
     p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
     p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
     p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")

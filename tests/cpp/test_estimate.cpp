@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
 
 namespace collplan {
@@ -63,6 +64,18 @@ TEST(Estimate, RingAllgatherHockney) {
             EXPECT_NEAR(est(s, "ring:" + std::to_string(P), kHockney, m), expect, 1e-12 * expect + 1e-18)
                 << "P=" << P << " m=" << m;
         }
+    }
+}
+
+TEST(Estimate, RegistryRingAllgatherAndPairwise) {
+    for (int P : {3, 8, 10}) {
+        const Topology ring = Topology::parse("ring:" + std::to_string(P));
+        const double m = 2048, expect = (P - 1) * (kAlpha + m * kBeta);
+        const Schedule ag = make_schedule("allgather/ring", P, ring);
+        EXPECT_NEAR(estimate(ag, ring, *parse_model(kHockney), m).time_s, expect, 1e-12 * expect);
+        const Topology full = Topology::parse("full:" + std::to_string(P));
+        const Schedule a2a = make_schedule("alltoall/pairwise", P, full);
+        EXPECT_NEAR(estimate(a2a, full, *parse_model(kHockney), m).time_s, expect, 1e-12 * expect);
     }
 }
 
@@ -335,6 +348,23 @@ TEST(Estimate, PairwiseAlltoallLargerP) {
     }
     const double m = 256, expect = (P - 1) * (kAlpha + m * kBeta);
     EXPECT_NEAR(est(s, "full:96", kHockney, m), expect, 1e-12 * expect);
+}
+
+// Every send and recv posted at once (one group): equal-time requests are served op index first, so each rank's
+// k-th message goes in slot k and the one-port total is still (P - 1) T.
+TEST(Estimate, OneGroupAlltoall) {
+    for (int P : {4, 7, 16}) {
+        Schedule s(Collective::alltoall, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
+        for (int r = 0; r < P; ++r) {
+            RankBuilder b(s, r);
+            for (int k = 1; k < P; ++k) {
+                b.send((r + k) % P, 0, {in(static_cast<uint32_t>((r + k) % P))});
+                b.recv((r - k + P) % P, 0, {out(static_cast<uint32_t>((r - k + P) % P))});
+            }
+        }
+        const double m = 100, expect = (P - 1) * (kAlpha + m * kBeta);
+        EXPECT_NEAR(est(s, "full:" + std::to_string(P), kHockney, m), expect, 1e-12 * expect) << "P=" << P;
+    }
 }
 
 TEST(LowerBound, ClosedForms) {

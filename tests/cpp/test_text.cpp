@@ -148,7 +148,8 @@ Schedule alltoallv_schedule() {
         b.copy(segs1(Buf::tmp, 0, 1), segs1(Buf::out, me, 1), deps({0}), s.matrix[me * P + me]);
         for (int k = 1; k < P; ++k) {
             const int to = (r + k) % P, from = (r - k + P) % P;
-            b.send(to, 0, segs1(Buf::in, static_cast<uint32_t>(to), 1), {}, s.matrix[me * P + static_cast<uint32_t>(to)]);
+            b.send(to, 0, segs1(Buf::in, static_cast<uint32_t>(to), 1), {},
+                   s.matrix[me * P + static_cast<uint32_t>(to)]);
             b.recv(from, 0, segs1(Buf::out, static_cast<uint32_t>(from), 1), {},
                    s.matrix[static_cast<uint32_t>(from) * P + me]);
         }

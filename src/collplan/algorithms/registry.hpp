@@ -62,7 +62,9 @@ struct Algorithm {
     std::vector<ParamSpec> params;
     std::function<std::string(const Problem&)> applies;  // "" if it applies, else why not (one line)
     std::function<Schedule(const Problem&)> generate;
-    std::vector<std::string> default_topologies;  // for `verify --all`: "ring", "full", "hypercube", "torus", "mesh"
+    std::vector<std::string> default_topologies;  // families for `verify --all` (see verify/sweep.hpp)
+    std::vector<std::map<std::string, std::string>> sweep_params;  // parameter sets `verify --all` covers
+                                                                    // (empty: the defaults only)
 };
 
 class Registry {

@@ -1,87 +1,74 @@
 // Analytic estimate: a discrete-event walk of the schedule's critical path with each node's ports and CPU
 // serialised and no link contention; and the lower bounds. The semantics are spelled out in docs/models.md.
 //
-// Events are (time, type, rank, op) in a min-heap: completions come before start requests at equal times, then
-// lower ranks, then lower op indices, so the result is deterministic. A start request reserves the ports (or the
+// Events are (time, type, op, rank) in a min-heap: completions come before start requests at equal times, then
+// lower op indices, then lower ranks, so the result is deterministic. A start request reserves the ports (or the
 // CPU) it needs in time order: requests are served first come, first served, with no back-filling.
-// Memory on top of the schedule: 13 bytes per op (a time, a partner index, a state byte) plus the heap.
+// Memory on top of the schedule: 5 bytes per op (a partner index, a state byte) plus the heap; while matching
+// channels, 4 bytes per recv.
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <tuple>
 #include <vector>
 
 namespace collplan {
 namespace {
 
 constexpr uint32_t kNone = 0xffffffffu;
-constexpr uint32_t kRequestBit = 0x80000000u;
 enum OpState : uint8_t { kWaiting = 0, kReady = 1, kStarted = 2, kDone = 3 };
 
+// Heap entry; `order` = (is a start request) << 63 | op << 31 | rank breaks ties between equal times:
+// completions first, then by op index, then by rank (every rank's k-th op before any rank's (k+1)-th).
 struct Event {
     double t;
-    uint32_t key;  // kRequestBit for a start request (else a completion) | rank
-    uint32_t op;
-    bool operator>(const Event& o) const {
-        if (t != o.t) return t > o.t;
-        if (key != o.key) return key > o.key;
-        return op > o.op;
-    }
+    uint64_t order;
+    bool operator>(const Event& o) const { return t > o.t || (t == o.t && order > o.order); }
+    bool request() const { return order >> 63; }
+    uint32_t op() const { return static_cast<uint32_t>(order >> 31); }
+    int rank() const { return static_cast<int>(order & 0x7fffffffu); }
 };
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
-// Per rank, the indices of its send/recv ops sorted by (peer, kind, tag, index): a channel's ops are one run,
+
+// The indices of `prog`'s ops of one kind (send or recv), sorted by (peer, tag, index): each channel is one run,
 // in program order.
-std::vector<uint32_t> sorted_comm_ops(const RankProgram& prog) {
+std::vector<uint32_t> sorted_ops(const RankProgram& prog, OpKind kind) {
     std::vector<uint32_t> order;
     for (uint32_t k = 0; k < prog.ops.size(); ++k)
-        if (is_comm(prog.ops[k].kind)) order.push_back(k);
-    auto key = [&](uint32_t k) {
-        const Op& o = prog.ops[k];
-        return std::make_tuple(o.peer, static_cast<int>(o.kind), o.aux, k);
-    };
+        if (prog.ops[k].kind == kind) order.push_back(k);
+    auto key = [&](uint32_t k) { return std::make_tuple(prog.ops[k].peer, prog.ops[k].aux, k); };
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     return order;
 }
 
-// The run of `prog`'s recvs from `src` with tag `tag` inside its sorted comm ops.
-std::pair<const uint32_t*, const uint32_t*> recv_run(const RankProgram& prog, const std::vector<uint32_t>& order,
-                                                     int src, int tag) {
-    auto key = [&](uint32_t k) {
-        const Op& o = prog.ops[k];
-        return std::make_tuple(o.peer, static_cast<int>(o.kind), o.aux);
-    };
-    const auto want = std::make_tuple(src, static_cast<int>(OpKind::recv), tag);
-    auto lo = std::lower_bound(order.begin(), order.end(), want, [&](uint32_t k, const auto& w) { return key(k) < w; });
-    auto hi = std::upper_bound(lo, order.end(), want, [&](const auto& w, uint32_t k) { return w < key(k); });
-    return {order.data() + (lo - order.begin()), order.data() + (hi - order.begin())};
-}
-
 // partner[base[r] + k]: the index (in the peer's program) of the op matched with send/recv k of rank r, or kNone.
 // The k-th send i -> j with tag t matches the k-th recv at j from i with tag t (program order per channel).
+// Senders are visited in increasing rank and each sender's runs in increasing (dst, tag), so every receiver's
+// wanted runs come in increasing (src, tag) order: one forward cursor per receiver suffices.
 std::vector<uint32_t> match_channels(const Schedule& s, const std::vector<size_t>& base) {
     const int P = s.ranks();
-    std::vector<std::vector<uint32_t>> order(static_cast<size_t>(P));
-    for (int r = 0; r < P; ++r) order[r] = sorted_comm_ops(s.program(r));
-    std::vector<uint32_t> partner(base[P], kNone);
+    std::vector<std::vector<uint32_t>> recvs(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) recvs[r] = sorted_ops(s.program(r), OpKind::recv);
+    std::vector<uint32_t> partner(base[P], kNone), cursor(static_cast<size_t>(P), 0);
     for (int i = 0; i < P; ++i) {
-        const RankProgram& prog = s.program(i);
-        const std::vector<uint32_t>& ord = order[i];
-        for (size_t a = 0; a < ord.size();) {
-            const Op& first = prog.ops[ord[a]];
-            size_t b = a;
-            while (b < ord.size() && prog.ops[ord[b]].peer == first.peer && prog.ops[ord[b]].kind == first.kind &&
-                   prog.ops[ord[b]].aux == first.aux)
-                ++b;
-            if (first.kind == OpKind::send) {
-                const int j = first.peer;
-                auto [lo, hi] = recv_run(s.program(j), order[j], i, first.aux);
-                for (size_t x = 0; a + x < b && lo + x < hi; ++x) {
-                    partner[base[i] + ord[a + x]] = lo[x];
-                    partner[base[j] + lo[x]] = ord[a + x];
-                }
+        const auto& ops = s.program(i).ops;
+        const std::vector<uint32_t> sends = sorted_ops(s.program(i), OpKind::send);
+        for (size_t a = 0; a < sends.size();) {
+            const int j = ops[sends[a]].peer, tag = ops[sends[a]].aux;
+            size_t b = a + 1;
+            while (b < sends.size() && ops[sends[b]].peer == j && ops[sends[b]].aux == tag) ++b;
+            const auto& rops = s.program(j).ops;
+            const std::vector<uint32_t>& rord = recvs[j];
+            auto key = [&](uint32_t c) { return std::make_pair(rops[rord[c]].peer, rops[rord[c]].aux); };
+            uint32_t& c = cursor[j];
+            while (c < rord.size() && key(c) < std::make_pair(i, tag)) ++c;
+            for (; a < b && c < rord.size() && key(c) == std::make_pair(i, tag); ++a, ++c) {
+                partner[base[i] + sends[a]] = rord[c];
+                partner[base[j] + rord[c]] = sends[a];
             }
             a = b;
         }
@@ -108,7 +95,7 @@ private:
     size_t at(int r, uint32_t k) const { return base_[static_cast<size_t>(r)] + k; }
     std::span<const uint32_t> deps(int r, uint32_t k) const;
     void push(double t, bool request, int r, uint32_t k) {
-        heap_.push({t, (request ? kRequestBit : 0u) | static_cast<uint32_t>(r), k});
+        heap_.push({t, (uint64_t{request} << 63) | (uint64_t{k} << 31) | static_cast<uint64_t>(r)});
     }
     void activate(int r, uint32_t begin, double t);
     void build_group_deps(int r);
@@ -127,7 +114,6 @@ private:
     const int P_, ports_;
     std::vector<size_t> base_;
     std::vector<uint32_t> partner_;
-    std::vector<double> time_;    // ready time while waiting, completion time once done
     std::vector<uint8_t> state_;  // OpState
     std::vector<RankState> ranks_;
     std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
@@ -142,7 +128,6 @@ Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& mod
     base_.assign(static_cast<size_t>(P_) + 1, 0);
     for (int r = 0; r < P_; ++r) base_[r + 1] = base_[r] + s.num_ops(r);
     partner_ = match_channels(s, base_);
-    time_.assign(base_[P_], 0.0);
     state_.assign(base_[P_], kWaiting);
     ranks_.resize(static_cast<size_t>(P_));
     send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
@@ -167,9 +152,8 @@ Estimate Simulation::run() {
     while (!heap_.empty()) {
         const Event e = heap_.top();
         heap_.pop();
-        const int r = static_cast<int>(e.key & ~kRequestBit);
-        if (e.key & kRequestBit) start(r, e.op, e.t);
-        else complete(r, e.op, e.t);
+        if (e.request()) start(e.rank(), e.op(), e.t);
+        else complete(e.rank(), e.op(), e.t);
     }
     Estimate est;
     for (int r = 0; r < P_; ++r) {
@@ -221,7 +205,6 @@ void Simulation::build_group_deps(int r) {
 void Simulation::make_ready(int r, uint32_t k, double t) {
     const size_t i = at(r, k);
     state_[i] = kReady;
-    time_[i] = t;
     const Op& op = s_.program(r).ops[k];
     if (op.kind == OpKind::barrier) return arrive_barrier(r, k, t);
     if (!is_comm(op.kind)) return push(t, true, r, k);
@@ -233,7 +216,6 @@ void Simulation::make_ready(int r, uint32_t k, double t) {
 
 void Simulation::complete(int r, uint32_t k, double t) {
     RankState& rs = ranks_[r];
-    time_[at(r, k)] = t;
     state_[at(r, k)] = kDone;
     rs.last_done = std::max(rs.last_done, t);
     rs.group_done = std::max(rs.group_done, t);

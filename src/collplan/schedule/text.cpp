@@ -243,11 +243,15 @@ public:
         fail_line(n_, "expected " + expected + ", got " + quote(peek_word()));
     }
     void expect_word(std::string_view w) {
-        if (peek_word() != w) fail("'" + std::string(w) + "'");
+        if (peek_word() != w) {
+            std::string want(1, '\'');
+            want.append(w).push_back('\'');
+            fail(want);
+        }
         p_ += w.size();
     }
     // Matches exact characters (after blanks), e.g. "in=" or ":".
-    void expect_text(std::string_view s, const std::string& expected) {
+    void expect_text(std::string_view s, const char* expected) {
         skip_ws();
         if (t_.substr(p_, s.size()) != s) fail(expected);
         p_ += s.size();
@@ -256,13 +260,17 @@ public:
         if (p_ < t_.size() && t_[p_] == c) return ++p_, true;
         return false;
     }
-    uint64_t number(const std::string& what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+    // Reads a number <= max; on failure leaves the cursor at it and returns false.
+    bool try_number(uint64_t& v, uint64_t max = std::numeric_limits<uint64_t>::max()) {
         skip_ws();
-        const size_t start = p_;
-        uint64_t v = 0;
         auto r = std::from_chars(t_.data() + p_, t_.data() + t_.size(), v);
-        if (r.ec != std::errc() || v > max) fail_at(start, what);
+        if (r.ec != std::errc() || v > max) return false;
         p_ = static_cast<size_t>(r.ptr - t_.data());
+        return true;
+    }
+    uint64_t number(const char* what, uint64_t max = std::numeric_limits<uint64_t>::max()) {
+        uint64_t v = 0;
+        if (!try_number(v, max)) fail(what);
         return v;
     }
     void end() {
@@ -482,37 +490,48 @@ void parse_op(Line& ln, RankBuilder& b, OpScratch& sc) {
     if (sc.opt.port != kAnyPort) at_line(ln.number(), [&] { b.on_port(sc.opt.port); });
 }
 
-// The fixed header: magic, collective, ranks, blocks. Returns the empty schedule.
-Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
-    Line ln = rd.require("'collplan-schedule 1'");
-    ln.expect_word(kMagic);
-    if (ln.number("format version 1", kVersion) != kVersion) ln.fail("format version 1");
-    ln.end();
-    ln = rd.require("'collective'");
-    ln.expect_word("collective");
-    const std::string_view cname = ln.peek_word();
+// A number on its own that must lie in [lo, hi]; an error names `expected` and shows the bad word.
+uint64_t bounded_number(Line& ln, uint64_t lo, uint64_t hi, const std::string& expected) {
+    ln.skip_ws();
+    const size_t at = ln.pos();
+    uint64_t v = 0;
+    if (!ln.try_number(v, hi) || v < lo) ln.fail_at(at, expected);
+    return v;
+}
+
+Collective parse_collective_word(Line& ln) {
     Collective c{};
     try {
-        c = parse_collective(std::string(cname));
+        c = parse_collective(std::string(ln.peek_word()));
     } catch (const Error&) {
         ln.fail("a collective (allgather, alltoall, alltoallv, allreduce, barrier)");
     }
     ln.word();
+    return c;
+}
+
+// The fixed header: magic, collective, ranks, blocks. Returns the empty schedule.
+Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
+    Line ln = rd.require("'collplan-schedule 1'");
+    ln.expect_word(kMagic);
+    bounded_number(ln, kVersion, kVersion, "format version 1");
+    ln.end();
+    ln = rd.require("'collective'");
+    ln.expect_word("collective");
+    const Collective c = parse_collective_word(ln);
     ln.end();
     ln = rd.require("'ranks'");
     ln.expect_word("ranks");
-    ln.skip_ws();
-    const size_t at = ln.pos();
-    const std::string allowed = "a number of ranks in 1.." + std::to_string(max_ranks) + " (one 'rank' line each)";
-    const uint64_t P = ln.number(allowed, max_ranks);
-    if (P < 1) ln.fail_at(at, allowed);
+    const uint64_t P = bounded_number(ln, 1, max_ranks, "a number of ranks in 1.." + std::to_string(max_ranks) +
+                                                            " (one 'rank' line each)");
     ln.end();
     ln = rd.require("'blocks'");
     ln.expect_word("blocks");
     uint64_t nb[3];
     const char* keys[3] = {"in=", "out=", "tmp="};
+    const char* wants[3] = {"'in=<blocks>'", "'out=<blocks>'", "'tmp=<blocks>'"};
     for (int i = 0; i < 3; ++i) {
-        ln.expect_text(keys[i], "'" + std::string(keys[i]) + "<blocks>'");
+        ln.expect_text(keys[i], wants[i]);
         nb[i] = ln.number("a number of blocks < 2^30", (1u << 30) - 1);
     }
     ln.end();
@@ -536,12 +555,13 @@ void parse_flags(Line& ln, Schedule& s) {
 void parse_matrix_row(Line& ln, Schedule& s) {
     const auto P = static_cast<size_t>(s.ranks());
     const size_t row = s.matrix.size() / P;
-    ln.skip_ws();
-    const size_t at = ln.pos();
-    if (ln.number("matrix row " + std::to_string(row), P - 1) != row) ln.fail_at(at, "matrix row " + std::to_string(row));
+    bounded_number(ln, row, row, "matrix row " + std::to_string(row));
     ln.expect_text(":", "':' after the matrix row");
-    for (size_t j = 0; j < P; ++j) s.matrix.push_back(ln.number("matrix entry " + std::to_string(j) + " of " +
-                                                                std::to_string(P)));
+    uint64_t v = 0;
+    for (size_t j = 0; j < P; ++j) {
+        if (!ln.try_number(v)) ln.fail("matrix entry " + std::to_string(j) + " of " + std::to_string(P));
+        s.matrix.push_back(v);
+    }
     ln.end();
 }
 

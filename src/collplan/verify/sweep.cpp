@@ -26,6 +26,16 @@ std::string shape(const std::string& kind, const std::vector<int>& sides) {
     return s;
 }
 
+// Allreduce: the operations the schedule claims (declared on it): max only when it is idempotent-only; else sum,
+// and also a non-commutative operation unless it needs commutativity.
+std::vector<std::string> operations(const Algorithm& a, const Problem& p) {
+    if (a.collective != Collective::allreduce) return {""};
+    const Schedule s = a.generate(p);
+    if (s.idempotent_only) return {"max"};
+    if (s.needs_commutative) return {"sum"};
+    return {"sum", "noncommutative"};
+}
+
 }  // namespace
 
 std::vector<std::string> family_topologies(const std::string& family, int P) {
@@ -52,35 +62,27 @@ std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* decli
     std::vector<SweepCase> out;
     int skipped = 0;
     const std::vector<std::string> families = a.default_topologies.empty() ? std::vector<std::string>{"full"} : a.default_topologies;
+    const std::vector<std::map<std::string, std::string>> param_sets =
+        a.sweep_params.empty() ? std::vector<std::map<std::string, std::string>>{{}} : a.sweep_params;
+    if (a.collective == Collective::alltoallv) return out;  // needs a matrix: swept by its own tests
     for (int P = 1; P <= max_ranks; ++P)
         for (const auto& fam : families)
-            for (const auto& spec : family_topologies(fam, P)) {
-                Problem p{a.collective, P, Topology::parse(spec), validate_params(a, {}), {}};
-                if (a.collective == Collective::alltoallv) continue;  // needs a matrix: swept by its own tests
-                if (a.applies && !a.applies(p).empty()) {
-                    ++skipped;
-                    continue;
+            for (const auto& spec : family_topologies(fam, P))
+                for (const auto& raw : param_sets) {
+                    Problem p{a.collective, P, Topology::parse(spec), validate_params(a, raw), {}};
+                    if (a.applies && !a.applies(p).empty()) {
+                        ++skipped;
+                        continue;
+                    }
+                    for (const std::string& op : operations(a, p)) out.push_back({a.name, P, spec, op, raw});
                 }
-                if (a.collective != Collective::allreduce) {
-                    out.push_back({a.name, P, spec, ""});
-                    continue;
-                }
-                // Which operations the algorithm supports is declared on the schedule; the sweep tests
-                // the strictest claimed one, and sum for the rest.
-                Schedule s = a.generate(p);
-                if (s.idempotent_only) out.push_back({a.name, P, spec, "max"});
-                else {
-                    out.push_back({a.name, P, spec, "sum"});
-                    if (!s.needs_commutative) out.push_back({a.name, P, spec, "noncommutative"});
-                }
-            }
     if (declined) *declined = skipped;
     return out;
 }
 
 VerifyResult run_case(const SweepCase& c) {
     try {
-        Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology));
+        Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology), c.params);
         return verify(s, c.op.empty() ? VerifyOptions{} : verify_options_for_op(c.op));
     } catch (const Error& e) {
         return VerifyResult{false, "generator-error", e.what(), -1, -1};

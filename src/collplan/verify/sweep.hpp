@@ -15,6 +15,7 @@ struct SweepCase {
     int ranks;
     std::string topology;  // canonical spec
     std::string op;        // allreduce: "sum", "max" or "noncommutative"; others: ""
+    std::map<std::string, std::string> params;  // as given to the generator (defaults filled in later)
 };
 
 // Topology specs of a family for P ranks: "full" -> full:P, "ring" -> ring:P, "line" -> line:P,
@@ -22,7 +23,8 @@ struct SweepCase {
 // "torus3d"/"mesh3d" -> every AxBxC = P with sides >= 2.
 std::vector<std::string> family_topologies(const std::string& family, int ranks);
 
-// The cases of one algorithm for P = 1..max_ranks (declined problems are skipped, see `declined`).
+// The cases of one algorithm for P = 1..max_ranks and each of its sweep_params (declined problems are skipped
+// and counted in `declined`).
 std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* declined = nullptr);
 
 // Generates and verifies one case; a generator exception is a failure with reason "generator-error".

@@ -111,7 +111,8 @@ const Registration reg{{
     .params = {{"k", ParamKind::integer, "2", 2, 1 << 20, "radix: digits of the block distance in base k"}},
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
-    .default_topologies = {"ring", "full"},
+    .default_topologies = {"full"},
+    .sweep_params = {{{"k", "2"}}, {{"k", "3"}}, {{"k", "4"}}, {{"k", "5"}}, {{"k", "7"}}},
 }};
 
 }  // namespace

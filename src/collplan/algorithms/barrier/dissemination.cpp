@@ -56,7 +56,8 @@ const Registration reg{{
     .params = {{"n", ParamKind::integer, "1", 1, 64, "radix: messages sent per round"}},
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
-    .default_topologies = {"ring", "full"},
+    .default_topologies = {"full"},
+    .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "4"}}, {{"n", "5"}}, {{"n", "6"}}, {{"n", "7"}}},
 }};
 
 }  // namespace

@@ -1,0 +1,153 @@
+"""The command line: outputs, JSON fields, and one-line errors with exit code 2."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import collplan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args, check=None):
+    p = subprocess.run([sys.executable, "-m", "collplan", *args], capture_output=True, text=True, timeout=300)
+    if check is not None:
+        assert p.returncode == check, f"exit {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}"
+    return p
+
+
+def test_algorithms_json_lists_every_collective_and_parameter_ranges():
+    out = json.loads(run("algorithms", "--json", check=0).stdout)["algorithms"]
+    names = {a["name"] for a in out}
+    for required in ["allgather/ring", "allgather/recursive_doubling", "allgather/bruck", "alltoall/pairwise",
+                     "alltoall/bruck", "allreduce/recursive_doubling", "allreduce/ring", "allreduce/rabenseifner",
+                     "barrier/dissemination"]:
+        assert required in names
+    bruck = next(a for a in out if a["name"] == "alltoall/bruck")
+    k = next(p for p in bruck["params"] if p["name"] == "k")
+    assert (k["default"], k["min"]) == ("2", 2)
+    for a in out:
+        assert set(a) >= {"name", "collective", "summary", "source", "params", "topologies"}
+
+
+@pytest.mark.parametrize("alg", [a["name"] for a in collplan.algorithms()])
+def test_every_algorithm_file_has_the_design_header(alg):
+    path = ROOT / "src" / "collplan" / "algorithms" / (alg + ".cpp")
+    assert path.exists(), f"{alg} must live in {path}"
+    head = path.read_text().split("#include")[0]
+    for field in ["Source:", "Preconditions:", "Rounds:", "Cost:", "Memory:", "Example:"]:
+        assert field in head, f"{path.name} header lacks {field}"
+
+
+def test_verify_one_algorithm_text_and_json():
+    p = run("verify", "--collective", "allreduce", "--algorithm", "recursive_doubling", "--ranks", "6",
+            "--op", "noncommutative", check=0)
+    assert "ok" in p.stdout and "allreduce/recursive_doubling" in p.stdout
+    r = json.loads(run("verify", "--collective", "allgather", "--algorithm", "bruck", "--topology", "ring:7",
+                       "--json", check=0).stdout)
+    assert r["ok"] and r["ranks"] == 7 and r["topology"] == "ring:7"
+
+
+def test_verify_reports_a_real_failure_with_exit_1():
+    # The ring allreduce reduces in rotated order: not valid for a non-commutative operation.
+    p = run("verify", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "4", "--op", "noncommutative",
+            "--json", check=1)
+    r = json.loads(p.stdout)
+    assert not r["ok"] and r["reason"] == "order"
+
+
+def test_verify_all_passes_and_summarises():
+    p = run("verify", "--all", "--max-ranks", "24", check=0)
+    assert re.search(r"\d+ algorithms, \d+ cases \(P <= 24\), 0 failed", p.stdout), p.stdout
+    j = json.loads(run("verify", "--all", "--max-ranks", "12", "--json", check=0).stdout)
+    assert j["failures"] == [] and all(r["passed"] == r["cases"] for r in j["algorithms"])
+
+
+def test_estimate_json_fields_and_bounds():
+    p = run("estimate", "--collective", "allgather", "--algorithm", "all", "--topology", "ring:12",
+            "--model", "hockney:alpha=2us,beta=1ns/B", "--sizes", "16B..64KiB", "--json", check=0)
+    res = json.loads(p.stdout)["results"]
+    assert {r["algorithm"] for r in res} >= {"allgather/ring", "allgather/bruck"}
+    for r in res:
+        assert set(r) == {"collective", "algorithm", "params", "ranks", "topology", "size_bytes", "time_s",
+                          "lower_bound_s"}
+        assert r["time_s"] >= r["lower_bound_s"] * (1 - 1e-12) > 0
+    ring = {r["size_bytes"]: r["time_s"] for r in res if r["algorithm"] == "allgather/ring"}
+    assert ring[1024] == pytest.approx(11 * (2e-6 + 1024e-9))  # (P-1)(alpha + m beta)
+    declined = json.loads(p.stdout)["declined"]
+    assert [d["algorithm"] for d in declined] == ["allgather/recursive_doubling"]
+
+
+def test_estimate_table_and_plot(tmp_path):
+    png = tmp_path / "sub" / "a2a.png"
+    p = run("estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr", "--sizes",
+            "16B..4KiB", "--plot", str(png), check=0)
+    assert "lower bound" in p.stdout and "pairwise" in p.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_export_text_round_trips_and_goal(tmp_path):
+    f = tmp_path / "s.txt"
+    run("export", "--collective", "alltoall", "--algorithm", "bruck", "--param", "k=3", "--ranks", "7", "-o", str(f),
+        check=0)
+    s = collplan.Schedule.from_text(f.read_text())
+    assert s == collplan.schedule("alltoall/bruck", ranks=7, params={"k": 3})
+    v = json.loads(run("verify", "--schedule", str(f), "--json", check=0).stdout)
+    assert v["ok"]
+    g = tmp_path / "s.goal"
+    run("export", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--format", "goal",
+        "--size", "1KiB", "-o", str(g), check=0)
+    text = g.read_text()
+    assert text.startswith("num_ranks 4")
+    assert len(re.findall(r"send 1024b to", text)) == 4 * 3
+
+
+BAD = [
+    (["verify", "--collective", "allgather", "--algorithm", "nope", "--ranks", "4"], "unknown algorithm 'allgather/nope'"),
+    (["verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "0"], "ranks 0"),
+    (["verify", "--collective", "alltoall", "--algorithm", "pairwise", "--topology", "hypercube:3x"], "hypercube:3x"),
+    (["verify", "--collective", "alltoall", "--algorithm", "pairwise", "--topology", "torus:4x4", "--ranks", "15"], "15"),
+    (["estimate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--model",
+      "hockney:alpha=1us,beta=1ns/B", "--sizes=-16B"], "-16B"),
+    (["estimate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--model",
+      "hockney:alpha=1us,beta=1ns/B", "--sizes", "12 parsecs"], "12 parsecs"),
+    (["estimate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--model",
+      "hockney:alpha=1us"], "beta"),
+    (["estimate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--machine", "cray-9"], "cray-9"),
+    (["verify", "--collective", "alltoall", "--algorithm", "bruck", "--ranks", "8", "--param", "k=1"], "k=1"),
+    (["verify", "--collective", "alltoall", "--algorithm", "bruck", "--ranks", "8", "--param", "radix=2"], "radix"),
+    (["verify", "--collective", "allgather", "--algorithm", "recursive_doubling", "--ranks", "6"], "power of two"),
+    (["verify", "--all", "--max-ranks", "0"], "--max-ranks 0"),
+    (["verify", "--collective", "gossip", "--algorithm", "ring", "--ranks", "4"], "gossip"),
+    (["frobnicate"], "frobnicate"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD)
+def test_bad_input_is_one_line_exit_2(args, needle):
+    p = run(*args)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "Traceback" not in p.stderr and needle in lines[0]
+
+
+def test_malformed_schedule_file(tmp_path):
+    f = tmp_path / "bad.txt"
+    f.write_text("collplan-schedule 1\ncollective allgather\nranks two\n")
+    p = run("verify", "--schedule", str(f))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert str(f) in p.stderr and "line 3" in p.stderr
+    p = run("verify", "--schedule", str(tmp_path / "missing.txt"))
+    assert p.returncode == 2 and "missing.txt" in p.stderr
+
+
+def test_export_does_not_leave_half_written_files(tmp_path):
+    out = tmp_path / "x.txt"
+    p = run("export", "--collective", "allgather", "--algorithm", "recursive_doubling", "--ranks", "6", "-o", str(out))
+    assert p.returncode == 2 and not out.exists() and list(tmp_path.iterdir()) == []
