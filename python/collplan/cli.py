@@ -290,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("machines", help="list bundled machine files")
     p.add_argument("-v", "--verbose", action="store_true", help="show model constants and their sources")
     p.set_defaults(func=cmd_machines)
+
+    from .commands import register_all
+    register_all(sub)
     return ap
 
 

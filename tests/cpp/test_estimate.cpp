@@ -284,7 +284,8 @@ TEST(Estimate, UnmatchedSendThrows) {
     RankBuilder b(s, 1);
     b.copy({in(0)}, {out(1)});
     b.send(2, 7, {in(0)});
-    EXPECT_EQ(error_of(s, "full:3"), "estimate: rank 1 op 1 (send to 2 tag 7) never completes -- run `collplan verify`");
+    EXPECT_EQ(error_of(s, "full:3"),
+              "estimate: rank 1 op 1 (send to 2 tag 7) never completes -- run `collplan verify`");
 }
 
 TEST(Estimate, DeadlockThrows) {
@@ -296,7 +297,8 @@ TEST(Estimate, DeadlockThrows) {
         b.fence();
         b.send(1 - r, 0, {in(0)});
     }
-    EXPECT_EQ(error_of(s, "full:2"), "estimate: rank 0 op 0 (recv from 1 tag 0) never completes -- run `collplan verify`");
+    EXPECT_EQ(error_of(s, "full:2"),
+              "estimate: rank 0 op 0 (recv from 1 tag 0) never completes -- run `collplan verify`");
 }
 
 TEST(Estimate, MissingBarrierThrows) {

@@ -122,7 +122,8 @@ TEST(ModelErrors, Messages) {
     EXPECT_EQ(error_of("hockney:alpha=1us,beta=1ns/B,L=3us"),
               "model 'hockney:alpha=1us,beta=1ns/B,L=3us': unknown key 'L' for hockney (allowed: alpha, beta, "
               "gamma, rho, ports, duplex, barrier, barrier_per_dim)");
-    EXPECT_EQ(error_of("hockney:alpha,beta=1ns/B"), "model 'hockney:alpha,beta=1ns/B': expected key=value, got 'alpha'");
+    EXPECT_EQ(error_of("hockney:alpha,beta=1ns/B"),
+              "model 'hockney:alpha,beta=1ns/B': expected key=value, got 'alpha'");
     EXPECT_EQ(error_of("hockney:alpha=1us,alpha=2us,beta=1ns/B"),
               "model 'hockney:alpha=1us,alpha=2us,beta=1ns/B': key 'alpha' given twice (allowed: once)");
 }
@@ -173,8 +174,9 @@ TEST(ModelSpec, RoundTrip) {
         EXPECT_EQ(a->spec(), b->spec()) << spec;
         EXPECT_EQ(a->kind(), b->kind());
         for (double bytes : {0.0, 1.0, 777.0, 1e6}) {
-            EXPECT_NEAR(a->message(bytes, 3).recv_done, b->message(bytes, 3).recv_done, 1e-12 * a->message(bytes, 3).recv_done);
-            EXPECT_NEAR(a->message(bytes, 3).send_busy, b->message(bytes, 3).send_busy, 1e-12 * a->message(bytes, 3).send_busy);
+            const MessageTime x = a->message(bytes, 3), y = b->message(bytes, 3);
+            EXPECT_NEAR(x.recv_done, y.recv_done, 1e-12 * x.recv_done);
+            EXPECT_NEAR(x.send_busy, y.send_busy, 1e-12 * x.send_busy);
         }
         EXPECT_EQ(a->ports, b->ports);
         EXPECT_EQ(a->duplex, b->duplex);

@@ -166,10 +166,16 @@ uint32_t RankBuilder::add(OpKind kind, int peer, int32_t aux, std::span<const Se
     prog_.deps.insert(prog_.deps.end(), deps.begin(), deps.end());
     const uint64_t implicit = kind == OpKind::calc ? static_cast<uint64_t>(aux) : block_count(a);
     if (units != kBlockUnits && units != implicit && prog_.units.empty()) {
-        prog_.units.reserve(prog_.ops.capacity());
-        for (uint32_t i = 0; i < index; ++i) prog_.units.push_back(s_.op(rank_, i).units);
+        // First op with explicit units: record the implicit units of every earlier op (read while the
+        // per-op vector is still empty, so op() derives them), then switch to explicit storage.
+        std::vector<uint64_t> u;
+        u.reserve(prog_.ops.capacity());
+        for (uint32_t i = 0; i < index; ++i) u.push_back(s_.op(rank_, i).units);
+        u.push_back(units);
+        prog_.units = std::move(u);
+    } else if (!prog_.units.empty()) {
+        prog_.units.push_back(units == kBlockUnits ? implicit : units);
     }
-    if (!prog_.units.empty()) prog_.units.push_back(units == kBlockUnits ? implicit : units);
     return index;
 }
 

@@ -212,7 +212,7 @@ class Line {
 public:
     Line() = default;
     Line(std::string_view text, size_t number) : t_(text), n_(number) {}
-    size_t number() const { return n_; }
+    size_t line_no() const { return n_; }
     size_t pos() const { return p_; }
 
     void skip_ws() {
@@ -452,7 +452,7 @@ uint32_t add_op(Line& ln, RankBuilder& b, OpKind kind, OpScratch& sc) {
     }
     parse_options(ln, kind, sc.opt);
     const auto& o = sc.opt;
-    return at_line(ln.number(), [&] {
+    return at_line(ln.line_no(), [&] {
         switch (kind) {
             case OpKind::send: return b.send(peer, tag, sc.src, o.deps, o.units);
             case OpKind::recv: return b.recv(peer, tag, sc.src, o.deps, o.units);
@@ -471,12 +471,12 @@ void parse_op(Line& ln, RankBuilder& b, OpScratch& sc) {
     if (ln.peek_char() < '0' || ln.peek_char() > '9')
         ln.fail("op index " + std::to_string(want) + ": or 'rank'");
     const uint64_t index = ln.number("an op index");
-    if (index != want) fail_line(ln.number(), "expected op index " + std::to_string(want) + ", got '" +
+    if (index != want) fail_line(ln.line_no(), "expected op index " + std::to_string(want) + ", got '" +
                                                   std::to_string(index) + "'");
     ln.expect_text(":", "':' after the op index");
     if (ln.peek_char() == '|') {
         ln.accept_char('|');
-        if (want == 0) fail_line(ln.number(), "expected an op without '|' (op 0 cannot open a new group), got '|'");
+        if (want == 0) fail_line(ln.line_no(), "expected an op without '|' (op 0 cannot open a new group), got '|'");
         b.fence();
     }
     const OpKind kind = parse_kind(ln);
@@ -487,7 +487,7 @@ void parse_op(Line& ln, RankBuilder& b, OpScratch& sc) {
     sc.opt.port = kAnyPort;
     sc.opt.deps.clear();
     add_op(ln, b, kind, sc);
-    if (sc.opt.port != kAnyPort) at_line(ln.number(), [&] { b.on_port(sc.opt.port); });
+    if (sc.opt.port != kAnyPort) at_line(ln.line_no(), [&] { b.on_port(sc.opt.port); });
 }
 
 // A number on its own that must lie in [lo, hi]; an error names `expected` and shows the bad word.
@@ -535,7 +535,7 @@ Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
         nb[i] = ln.number("a number of blocks < 2^30", (1u << 30) - 1);
     }
     ln.end();
-    return at_line(ln.number(), [&] {
+    return at_line(ln.line_no(), [&] {
         return Schedule(c, static_cast<int>(P), static_cast<uint32_t>(nb[0]), static_cast<uint32_t>(nb[1]),
                         static_cast<uint32_t>(nb[2]));
     });

@@ -1,4 +1,4 @@
-// nanobind bindings: the C++ core as collplan._core. The Python package wraps these in a friendlier API
+// nanobind bindings of the core (IR, registry, verifier, topology, models, estimate) into collplan._core. The Python package wraps these in a friendlier API
 // (python/collplan/__init__.py); keep this file a thin translation layer.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
@@ -7,6 +7,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "module.hpp"
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/common/units.hpp"
 #include "collplan/model/estimate.hpp"
@@ -93,10 +94,9 @@ nb::list ops_list(const Schedule& s, int rank) {
 }  // namespace
 }  // namespace collplan
 
-NB_MODULE(_core, m) {
-    using namespace collplan;
-    nb::exception<Error>(m, "CollplanError", PyExc_ValueError);
-
+namespace collplan {
+namespace {
+void bind_core(nb::module_& m) {
     m.def("parse_size", &parse_size_bytes, "text"_a);
     m.def("parse_sizes", &parse_size_list, "text"_a);
     m.def("parse_time", &parse_time_s, "text"_a);
@@ -205,3 +205,7 @@ NB_MODULE(_core, m) {
         return lower_bound_s(parse_collective(collective), ranks, t, *parse_model(model_spec), size);
     }, "collective"_a, "ranks"_a, "topology"_a, "model"_a, "size"_a);
 }
+
+const py::AddBinder add_core(bind_core);
+}  // namespace
+}  // namespace collplan

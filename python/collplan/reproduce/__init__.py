@@ -1,0 +1,116 @@
+"""Reproductions of the papers' tables and figures: `collplan reproduce NAME [--out DIR] [--quick]`.
+
+One module per reproduction in this package, defining::
+
+    NAME = "mce-d5"                      # the CLI name
+    SUMMARY = "one line"
+    def run(quick: bool) -> Report: ...  # computes everything; never types in a result
+
+The framework prints the report, writes ``<out>/<NAME>.csv`` (the table), one PNG per figure and
+``<out>/<NAME>.json`` (table, claims, notes), and exits 1 if a claim marked ``required`` does not hold.
+"""
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import json
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .._core import CollplanError
+
+
+@dataclass
+class Claim:
+    """A statement of the paper, checked against what collplan computes."""
+    text: str          # what the paper says
+    holds: bool        # does it hold under collplan's model/simulation?
+    detail: str = ""   # by how much, or why not
+    required: bool = False  # a failure of this claim is a failure of the reproduction (exit 1)
+
+
+@dataclass
+class Report:
+    title: str
+    columns: list[str]
+    rows: list[list]                     # the table (numbers or strings)
+    claims: list[Claim] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Figures: name -> function(path) that draws and saves a PNG at path.
+    figures: dict[str, Callable[[Path], None]] = field(default_factory=dict)
+
+
+def names() -> list[str]:
+    return sorted(_modules())
+
+
+def _modules() -> dict:
+    mods = {}
+    for info in pkgutil.iter_modules(__path__):
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(mod, "NAME") and hasattr(mod, "run"):
+            mods[mod.NAME] = mod
+    return mods
+
+
+def summary(name: str) -> str:
+    return _modules()[name].SUMMARY
+
+
+def run(name: str, quick: bool = False) -> Report:
+    mods = _modules()
+    if name not in mods:
+        raise CollplanError(f"unknown reproduction '{name}' (allowed: {', '.join(sorted(mods)) or 'none'})")
+    return mods[name].run(quick)
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def format_table(columns: list[str], rows: list[list]) -> str:
+    cells = [[_cell(v) for v in r] for r in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    out = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
+    out += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(out)
+
+
+def write_outputs(name: str, report: Report, out: Path) -> list[Path]:
+    """Write CSV, JSON and figures; each file appears complete or not at all."""
+    from ..cli import atomic_write
+    written = []
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(report.columns)
+    w.writerows(report.rows)
+    atomic_write(str(out / f"{name}.csv"), buf.getvalue())
+    written.append(out / f"{name}.csv")
+    doc = {"title": report.title, "columns": report.columns, "rows": report.rows,
+           "claims": [c.__dict__ for c in report.claims], "notes": report.notes}
+    atomic_write(str(out / f"{name}.json"), json.dumps(doc, indent=2, default=str))
+    written.append(out / f"{name}.json")
+    for fig, draw in report.figures.items():
+        path = out / f"{fig}.png"
+        tmp = out / f".{fig}.tmp.png"
+        draw(tmp)
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+def render(report: Report) -> str:
+    lines = [f"# {report.title}", format_table(report.columns, report.rows)]
+    if report.claims:
+        lines.append("")
+        lines.append("Claims of the paper, checked:")
+        for c in report.claims:
+            lines.append(f"  [{'holds' if c.holds else 'FAILS'}] {c.text}" + (f" -- {c.detail}" if c.detail else ""))
+    for n in report.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
