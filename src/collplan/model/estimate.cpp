@@ -33,7 +33,6 @@ struct Event {
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
-
 // The indices of `prog`'s ops of one kind (send or recv), sorted by (peer, tag, index): each channel is one run,
 // in program order.
 std::vector<uint32_t> sorted_ops(const RankProgram& prog, OpKind kind) {
