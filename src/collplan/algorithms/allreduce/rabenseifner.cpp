@@ -18,6 +18,7 @@
 // Example:       P = 4 (S = 4), rank 2: round 0 with 3: send out[2..3], recv tmp[0..1], out[0..1] =
 //                out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
 //                allgather: with 0: send out[1], recv out[0]; with 3: send out[0..1], recv out[2..3].
+#include "collplan/algorithms/allreduce/fold.hpp"
 #include "collplan/algorithms/registry.hpp"
 
 #include <algorithm>
@@ -25,19 +26,6 @@
 
 namespace collplan {
 namespace {
-
-// MPICH's fold of P ranks onto P' = 2^d survivors.
-struct Fold {
-    int pof2 = 1, rem = 0;
-    explicit Fold(int P) {
-        while (pof2 * 2 <= P) pof2 *= 2;
-        rem = P - pof2;
-    }
-    bool sits_out(int r) const { return r < 2 * rem && r % 2 == 0; }
-    bool absorbs(int r) const { return r < 2 * rem && r % 2 == 1; }
-    int new_rank(int r) const { return r < 2 * rem ? r / 2 : r - rem; }
-    int real_rank(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
-};
 
 struct Range {
     uint32_t lo, hi;
@@ -82,24 +70,11 @@ void build_rank(Schedule& s, const Fold& f, int r) {
     RankBuilder b(s, r);
     const auto S = static_cast<uint32_t>(f.pof2);
     const Segment in(Buf::in, 0, S), out(Buf::out, 0, S), tmp(Buf::tmp, 0, S);
-    if (f.sits_out(r)) {
-        b.send(r + 1, 0, {in});
-        b.recv(r + 1, 0, {out});
-        return;
-    }
-    b.copy({in}, {out});
-    if (f.absorbs(r)) {
-        b.recv(r - 1, 0, {tmp});
-        b.fence();
-        b.reduce({tmp}, {out});  // x_{r-1} (+) x_r
-    }
+    if (!f.fold_in(b, r, in, out, tmp)) return;
     Range mine{0, S};
     const std::vector<Range> given = reduce_scatter(b, f, r, mine);
     allgather(b, f, r, mine, given);
-    if (f.absorbs(r)) {
-        b.fence();
-        b.send(r - 1, 0, {out});
-    }
+    f.fold_out(b, r, out);
 }
 
 Schedule generate(const Problem& p) {

@@ -14,38 +14,16 @@
 // Memory:        tmp of 1 block (the received vector). One segment: in = out = tmp = 1 block.
 // Example:       P = 3 (P' = 2, r = 1): rank 0 sends x0 to 1; rank 1: out = x0 (+) x1; ranks 1 and 2 exchange:
 //                rank 1: out = out (+) x2, rank 2: out = (x0 (+) x1) (+) x2; rank 1 sends the result to 0.
+#include "collplan/algorithms/allreduce/fold.hpp"
 #include "collplan/algorithms/registry.hpp"
 
 namespace collplan {
 namespace {
 
-// MPICH's fold of P ranks onto P' = 2^d survivors.
-struct Fold {
-    int pof2 = 1, rem = 0;
-    explicit Fold(int P) {
-        while (pof2 * 2 <= P) pof2 *= 2;
-        rem = P - pof2;
-    }
-    bool sits_out(int r) const { return r < 2 * rem && r % 2 == 0; }
-    bool absorbs(int r) const { return r < 2 * rem && r % 2 == 1; }
-    int new_rank(int r) const { return r < 2 * rem ? r / 2 : r - rem; }
-    int real_rank(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
-};
-
 void build_rank(Schedule& s, const Fold& f, int r) {
     RankBuilder b(s, r);
     const Segment in(Buf::in, 0, 1), out(Buf::out, 0, 1), tmp(Buf::tmp, 0, 1);
-    if (f.sits_out(r)) {
-        b.send(r + 1, 0, {in});
-        b.recv(r + 1, 0, {out});
-        return;
-    }
-    b.copy({in}, {out});
-    if (f.absorbs(r)) {
-        b.recv(r - 1, 0, {tmp});
-        b.fence();
-        b.reduce({tmp}, {out});  // x_{r-1} (+) x_r
-    }
+    if (!f.fold_in(b, r, in, out, tmp)) return;
     const int nr = f.new_rank(r);
     for (int mask = 1; mask < f.pof2; mask <<= 1) {
         const int partner = f.real_rank(nr ^ mask);
@@ -55,10 +33,7 @@ void build_rank(Schedule& s, const Fold& f, int r) {
         b.fence();
         b.reduce({tmp}, {out}, {}, partner < r ? 0 : opflag::reverse);
     }
-    if (f.absorbs(r)) {
-        b.fence();
-        b.send(r - 1, 0, {out});
-    }
+    f.fold_out(b, r, out);
 }
 
 Schedule generate(const Problem& p) {
