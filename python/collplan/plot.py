@@ -18,8 +18,11 @@ def plot_estimates(rows, path: str, title: str = "") -> None:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=name.split("/", 1)[1])
     lb = sorted({(r.size_bytes, r.lower_bound_s) for r in rows if r.algorithm == algs[0]})
     ax.plot([p[0] for p in lb], [p[1] for p in lb], "k--", lw=1.2, label="lower bound")
-    positive = all(p[0] > 0 for p in lb)
-    ax.set_xscale("log", base=2) if positive else None
+    if all(p[0] > 0 for p in lb):
+        from matplotlib.ticker import FuncFormatter
+        from ._core import format_bytes
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(x) if x >= 1 else ""))
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("time (s)")

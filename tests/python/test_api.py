@@ -96,3 +96,17 @@ def test_text_round_trip_of_every_algorithm():
                 continue  # declined
             t = collplan.Schedule.from_text(s.to_text())
             assert t == s and t.to_text() == s.to_text(), a["name"]
+
+
+@pytest.mark.parametrize("name,P,formula", [
+    ("allgather/recursive_doubling", 16, lambda P, m, a, b: 4 * a + (P - 1) * m * b),
+    ("allgather/ring", 9, lambda P, m, a, b: (P - 1) * (a + m * b)),
+    ("alltoall/pairwise", 8, lambda P, m, a, b: (P - 1) * (a + m * b)),
+    ("alltoall/pairwise", 7, lambda P, m, a, b: (P - 1) * (a + m * b)),
+    ("allreduce/recursive_doubling", 8, lambda P, n, a, b: 3 * (a + n * b)),
+])
+def test_baselines_match_their_closed_forms(name, P, formula):
+    a, b = 3e-6, 2e-9
+    s = collplan.schedule(name, ranks=P)
+    for row in collplan.estimate(s, sizes=[8, 4096, 1 << 20], model=f"hockney:alpha=3us,beta=2ns/B"):
+        assert row.time_s == pytest.approx(formula(P, row.size_bytes, a, b), rel=1e-9)
