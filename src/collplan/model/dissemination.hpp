@@ -41,7 +41,7 @@ struct NwayRound {
 struct NwayCost {
     int n = 0;
     nway::Plan plan;
-    std::vector<NwayRound> rounds;   // the initial copy counts in round 1
+    std::vector<NwayRound> rounds;   // one per round (the initial copy counts in round 1); P = 1: the copy only
     int messages = 0;                // per rank, all rounds
     double bytes_sent = 0;           // per rank
     int reductions = 0, copies = 0;  // per rank

@@ -4,9 +4,10 @@
 //                split-phase allreduce" (INFOCOMP 2015), sec. III, eq. (1)-(2) and Table I; Hoefler et al.,
 //                "Fast barrier synchronization for InfiniBand" (IPDPS 2006).
 // Preconditions: any P >= 1; radix n = 1..64; any topology; idempotent and commutative operation (max, min,
-//                band, bor): when P != (n+1)^k every rank combines (n+1)^k > P contributions (eq. 4), some of
-//                them twice -- Schedule::idempotent_only. The verifier rejects it for sum (e.g. P = 8, n = 2:
-//                S_0^2 = (x0 x7 x6)(x5 x4 x3)(x2 x1 x0), eq. 3).
+//                band, bor): unless W = (n+1)^(k-1) divides P, every rank combines more than P contributions
+//                (eq. 4), some of them twice -- Schedule::idempotent_only. The verifier rejects it for sum (e.g.
+//                P = 8, n = 2: S_0^2 = (x0 x7 x6)(x5 x4 x3)(x2 x1 x0), eq. 3). (When W divides P the repeated
+//                and wrapped offsets are dropped and the result is exact: Theorem 1's case 3.)
 // Rounds:        k = ceil(log_{n+1} P). Round l = 1..k: rank p sends its partial result S_p^(l-1) to
 //                p + j (n+1)^(l-1) and combines the n it receives from p - j (n+1)^(l-1), j = 1..n (eq. 2);
 //                offsets that repeat or wrap onto p mod P (P < (n+1)^l) are used once / not at all.
