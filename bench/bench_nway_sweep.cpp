@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
             }
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
             std::printf("%-8s %2d %9d %9d %14d %14d %9.2f\n", t, n, pmax, no_tuple, max_msgs, over_n, sec);
+            std::fflush(stdout);
         }
     }
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

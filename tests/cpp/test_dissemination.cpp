@@ -153,20 +153,34 @@ TEST(Dissemination, PlainDoubleCountsForSumAtP8) {
 
 // ------------------------------------------------------------------------------------------------ Theorem 1
 
-// Each of the five cases (and the base border) occurs, and its schedule is exact with every take-out mode.
-TEST(Dissemination, EveryCaseOfTheorem1) {
-    std::map<int, std::pair<int, int>> example;  // case -> (P, n) of the first tuple with it
+// Every 5-tuple of every P <= 90, n = 1..4, turned into a last round by Theorem 1, gives an exact schedule with
+// both take-out modes; each of the five cases and the base border occurs. (Eq. 8 also has degenerate solutions
+// with s W = P and T = U, whose sender p - s W is p itself: Theorem 1 cannot use them.)
+TEST(Dissemination, EveryTupleOfTheorem1IsExact) {
+    std::map<int, int> seen;  // case -> tuples verified
     for (int n = 1; n <= 4; ++n)
-        for (int P = 2; P <= 400; ++P)
-            for (const auto& x : nway::five_tuples(P, n)) example.emplace(x.theorem_case(), std::pair{P, n});
-    ASSERT_EQ(example.size(), 6u);
-    for (auto [c, pn] : example) {
-        auto [P, n] = pn;
-        for (const char* t : {"keep", "inverse", "none"}) {
-            const VerifyResult v = verify(nway(P, n, t));
-            EXPECT_TRUE(v.ok) << "case " << c << " P=" << P << " n=" << n << " " << t << ": " << v.message;
-        }
-    }
+        for (int P = 2; P <= 90; ++P)
+            for (const nway::FiveTuple& ft : nway::five_tuples(P, n)) {
+                const int64_t W = nway::geometry(P, n).window;
+                if (ft.s * W == P && ft.theorem_case() != 3) {  // sender p - s W would be p itself (T = U)
+                    EXPECT_THROW(nway::plan_for_tuple(P, n, ft), Error) << ft.str();
+                    continue;
+                }
+                const nway::Plan plan = nway::plan_for_tuple(P, n, ft);
+                for (TakeOut t : {TakeOut::keep, TakeOut::inverse}) {
+                    const VerifyResult v = verify(nway::adapted_schedule(plan, t));
+                    ASSERT_TRUE(v.ok) << plan.describe() << " " << nway::to_string(t) << ": " << v.reason << ": " << v.message;
+                }
+                ++seen[ft.theorem_case()];
+            }
+    EXPECT_EQ(seen.size(), 6u);
+    for (auto [c, count] : seen) EXPECT_GT(count, 0) << "case " << c;
+    // Case 4 and the base border describe the same last round (the remark after Theorem 1).
+    const nway::Plan c4 = nway::plan_for_tuple(8, 2, {2, 1, 0, 2, 0});
+    EXPECT_EQ(c4.tuple->theorem_case(), 4);
+    EXPECT_EQ(c4.last.prefix, nway::make_plan(8, 2, TakeOut::keep).last.prefix);
+    EXPECT_THROW(nway::plan_for_tuple(8, 2, {1, 1, 0, 2, 0}), Error);
+    EXPECT_THROW(nway::adapted_schedule(nway::plan_for_tuple(7, 1, {1, 2, 0, 1, 0}), TakeOut::none), Error);
 }
 
 // The chosen plan follows Theorem 1 whenever a tuple exists; takeout=none never takes anything out.

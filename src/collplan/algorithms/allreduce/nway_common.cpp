@@ -160,6 +160,15 @@ Plan make_plan(int P, int n, TakeOut t) {
     return plan;
 }
 
+Plan plan_for_tuple(int P, int n, const FiveTuple& t) {
+    Plan plan{geometry(P, n), t, {}};
+    plan.last = from_tuple(t, plan.geo);
+    if (P == 1 || !usable(plan.last, plan.geo))
+        throw Error("5-tuple " + t.str() + " gives no usable last round for P=" + std::to_string(P) + ", n=" +
+                    std::to_string(n) + " (not a solution of eq. (8), or its sender p - s W is p itself)");
+    return plan;
+}
+
 std::string Plan::describe() const {
     std::string s = "P=" + std::to_string(geo.P);
     s += " n=" + std::to_string(geo.n);
@@ -288,7 +297,13 @@ std::vector<int64_t> plain_offsets(int P, int n, int64_t d) {
 }  // namespace
 
 Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank) {
-    const Plan plan = make_plan(P, n, t);
+    return adapted_schedule(make_plan(P, n, t), t, only_rank);
+}
+
+Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank) {
+    const int P = plan.geo.P;
+    if (t == TakeOut::none && plan.last.takeout > 0)
+        throw Error("takeout=none cannot follow a plan that takes out " + std::to_string(plan.last.takeout) + " contributions");
     const Layout L(plan, t);
     Schedule s(Collective::allreduce, P, 1, 1, L.blocks);
     s.needs_commutative = true;  // windows wrap around P - 1 -> 0

@@ -72,9 +72,14 @@ struct Plan {
 // tuples that take something out): the fallback -- P - W + U written as a sum of the fewest prefixes, U = 0
 // preferred (a coin-change problem over the boundary sizes); it may need more than n last-round messages.
 Plan make_plan(int P, int n, TakeOut t);
+// The plan Theorem 1 gives for one particular 5-tuple of P, n (throws Error if it is not a solution of eq. 8).
+// Where several tuples give the same last round (case 4 and the base border, case 3 and the base border with
+// s - 1), make_plan keeps the first in five_tuples() order, which lists the base border first.
+Plan plan_for_tuple(int P, int n, const FiveTuple& t);
 
 // The generators. only_rank >= 0 builds that rank's program only (the others stay empty; for the model).
 Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank = -1);
+Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank = -1);  // t must allow the plan's take-out
 Schedule plain_schedule(int P, int n, int only_rank = -1);
 
 }  // namespace collplan::nway
