@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
     const int pmax = argc > 1 ? std::atoi(argv[1]) : 1024;
     const auto t0 = std::chrono::steady_clock::now();
     long cases = 0, failed = 0;
-    std::printf("%-8s %2s %9s %9s %14s %14s %9s\n", "takeout", "n", "cases", "no-tuple", "max-msgs-last", "over-n (P)", "seconds");
+    std::printf("%-8s %2s %9s %9s %14s %14s %9s\n", "takeout", "n", "cases", "no-tuple", "max-msgs-last",
+                "over-n (P)", "seconds");
     for (const char* t : {"keep", "inverse", "none"}) {
         for (int n = 1; n <= 7; ++n) {
             const auto t1 = std::chrono::steady_clock::now();

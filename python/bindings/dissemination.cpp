@@ -81,11 +81,14 @@ void bind_dissemination(nb::module_& m) {
     m.def("nway_costs", [](int ranks, const std::string& model, double size, int n_max, const std::string& takeout) {
         const auto mod = parse_model(model_or_default(model));
         nb::list out;
-        for (const NwayCost& c : nway_costs(ranks, *mod, size, n_max, nway::parse_takeout(takeout))) out.append(cost_dict(c));
+        for (const NwayCost& c : nway_costs(ranks, *mod, size, n_max, nway::parse_takeout(takeout)))
+            out.append(cost_dict(c));
         return out;
     }, "ranks"_a, "model"_a = "", "size"_a = 8.0, "n_max"_a = kDisseminationMaxN, "takeout"_a = "keep");
-    m.def("best_dissemination_n", [](int ranks, const std::string& model, double size, int n_max, const std::string& takeout) {
-        return best_dissemination_n(ranks, *parse_model(model_or_default(model)), size, n_max, nway::parse_takeout(takeout));
+    m.def("best_dissemination_n", [](int ranks, const std::string& model, double size, int n_max,
+                                     const std::string& takeout) {
+        const auto mod = parse_model(model_or_default(model));
+        return best_dissemination_n(ranks, *mod, size, n_max, nway::parse_takeout(takeout));
     }, "ranks"_a, "model"_a = "", "size"_a = 8.0, "n_max"_a = kDisseminationMaxN, "takeout"_a = "keep");
 }
 

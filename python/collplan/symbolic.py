@@ -74,7 +74,8 @@ class _Run:
         for key, idx in sends.items():
             src, dst, _ = key
             if len(recvs.get(key, [])) != len(idx):
-                raise CollplanError(f"rank {src} sends {len(idx)} messages to rank {dst} but {len(recvs.get(key, []))} are received")
+                got = len(recvs.get(key, []))
+                raise CollplanError(f"rank {src} sends {len(idx)} messages to rank {dst} but {got} are received")
             for a, b in zip(idx, recvs[key]):
                 partner[(src, a)] = (dst, b)
                 partner[(dst, b)] = (src, a)

@@ -21,7 +21,8 @@ namespace {
 using nway::TakeOut;
 
 Schedule nway(int P, int n, const std::string& takeout = "keep") {
-    return make_schedule("allreduce/nway_dissemination", P, Topology::full(P), {{"n", std::to_string(n)}, {"takeout", takeout}});
+    return make_schedule("allreduce/nway_dissemination", P, Topology::full(P),
+                         {{"n", std::to_string(n)}, {"takeout", takeout}});
 }
 
 int64_t ipow(int64_t b, int e) {
@@ -44,8 +45,9 @@ std::vector<CommRound> comm_rounds(const Schedule& s, int r) {
         if (i == 0 || v.op.fence()) open = false;
         if (v.op.kind != OpKind::send && v.op.kind != OpKind::recv) continue;
         if (!open) out.emplace_back(), open = true;
-        if (v.op.kind == OpKind::send) ++out.back().sends, out.back().to.push_back(v.op.peer), out.back().sent.push_back(v.src()[0]);
-        else ++out.back().recvs, out.back().from.push_back(v.op.peer);
+        CommRound& c = out.back();
+        if (v.op.kind == OpKind::send) ++c.sends, c.to.push_back(v.op.peer), c.sent.push_back(v.src()[0]);
+        else ++c.recvs, c.from.push_back(v.op.peer);
     }
     return out;
 }
@@ -60,8 +62,8 @@ bool uses_inverse(const Schedule& s) {
 // ------------------------------------------------------------------------------------------------ arithmetic
 
 TEST(Dissemination, GeometryAndBoundaries) {
-    for (auto [P, n, k, W] : {std::tuple{1, 2, 0, 1}, {2, 1, 1, 1}, {3, 2, 1, 1}, {4, 2, 2, 3}, {8, 2, 2, 3}, {9, 2, 2, 3},
-                              {10, 2, 3, 9}, {1024, 1, 10, 512}, {1025, 1, 11, 1024}, {64, 3, 3, 16}}) {
+    for (auto [P, n, k, W] : {std::tuple{1, 2, 0, 1}, {2, 1, 1, 1}, {3, 2, 1, 1}, {4, 2, 2, 3}, {8, 2, 2, 3},
+                              {9, 2, 2, 3}, {10, 2, 3, 9}, {1024, 1, 10, 512}, {1025, 1, 11, 1024}, {64, 3, 3, 16}}) {
         const nway::Geometry g = nway::geometry(P, n);
         EXPECT_EQ(g.rounds, k) << "P=" << P << " n=" << n;
         EXPECT_EQ(g.window, W) << "P=" << P << " n=" << n;
@@ -103,7 +105,8 @@ TEST(Dissemination, FiveTuplesSolveEquation8) {
                             }
             EXPECT_EQ(static_cast<int>(tuples.size()), brute) << "P=" << P << " n=" << n;
             for (const auto& t : tuples)
-                EXPECT_EQ(t.s * g.window + dist(n, t.l_snd, t.j_snd) - dist(n, t.l_rcv, t.j_rcv), P) << "n=" << n << " " << t.str();
+                EXPECT_EQ(t.s * g.window + dist(n, t.l_snd, t.j_snd) - dist(n, t.l_rcv, t.j_rcv), P)
+                    << "n=" << n << " " << t.str();
         }
 }
 
@@ -144,7 +147,8 @@ TEST(Dissemination, PlainDoubleCountsForSumAtP8) {
     // wrap onto p and are dropped (Theorem 1, case 3), e.g. P = 9 and P = 6 for n = 2, but not P = 8.
     for (int n = 1; n <= 4; ++n)
         for (int P = 2; P <= 70; ++P) {
-            const Schedule q = make_schedule("allreduce/nway_dissemination_plain", P, Topology::full(P), {{"n", std::to_string(n)}});
+            const Schedule q =
+                make_schedule("allreduce/nway_dissemination_plain", P, Topology::full(P), {{"n", std::to_string(n)}});
             const nway::Geometry g = nway::geometry(P, n);
             EXPECT_EQ(verify(q, verify_options_for_op("sum")).ok, P % g.window == 0) << "P=" << P << " n=" << n;
             EXPECT_TRUE(verify(q, verify_options_for_op("max")).ok) << "P=" << P << " n=" << n;
@@ -169,7 +173,8 @@ TEST(Dissemination, EveryTupleOfTheorem1IsExact) {
                 const nway::Plan plan = nway::plan_for_tuple(P, n, ft);
                 for (TakeOut t : {TakeOut::keep, TakeOut::inverse}) {
                     const VerifyResult v = verify(nway::adapted_schedule(plan, t));
-                    ASSERT_TRUE(v.ok) << plan.describe() << " " << nway::to_string(t) << ": " << v.reason << ": " << v.message;
+                    ASSERT_TRUE(v.ok) << plan.describe() << " " << nway::to_string(t) << ": " << v.reason << ": "
+                                      << v.message;
                 }
                 ++seen[ft.theorem_case()];
             }
@@ -292,7 +297,8 @@ TEST(Dissemination, CostEqualsTheEstimate) {
                         const NwayCost c = nway_cost(P, n, *model, size, t);
                         const Schedule s = nway(P, n, nway::to_string(t));
                         const double est = estimate(s, Topology::full(P), *model, size).time_s;
-                        EXPECT_NEAR(c.time_s, est, 1e-12 + 1e-9 * est) << spec << " P=" << P << " n=" << n << " " << nway::to_string(t);
+                        EXPECT_NEAR(c.time_s, est, 1e-12 + 1e-9 * est)
+                            << spec << " P=" << P << " n=" << n << " " << nway::to_string(t);
                         EXPECT_EQ(static_cast<int>(c.rounds.size()), std::max(1, c.plan.geo.rounds));
                         double sum = 0;
                         for (const NwayRound& r : c.rounds) sum += r.time_s;
@@ -335,7 +341,8 @@ TEST(Dissemination, AutoRadixUsesTheModel) {
                                      {{"n", "auto"}, {"auto_model", hockney}, {"auto_size", "1MiB"}});
     EXPECT_EQ(comm_rounds(h, 0)[0].sends, 1);
     EXPECT_THROW(make_schedule("allreduce/nway_dissemination", 8, Topology::full(8), {{"takeout", "subtract"}}), Error);
-    EXPECT_THROW(make_schedule("allreduce/nway_dissemination", 8, Topology::full(8), {{"auto_model", "loggp:L=1us"}}), Error);
+    EXPECT_THROW(make_schedule("allreduce/nway_dissemination", 8, Topology::full(8), {{"auto_model", "loggp:L=1us"}}),
+                 Error);
 }
 
 // ------------------------------------------------------------------------------------------------ baselines
@@ -364,8 +371,10 @@ TEST(Dissemination, RecexchIsExactAndHasTheRightSteps) {
 TEST(Dissemination, BarrierLastRoundIsAdapted) {
     for (int n = 1; n <= 7; ++n)
         for (int P = 2; P <= 200; ++P) {
-            const Schedule a = make_schedule("barrier/dissemination", P, Topology::full(P), {{"n", std::to_string(n)}});
-            const Schedule f = make_schedule("barrier/dissemination", P, Topology::full(P), {{"n", std::to_string(n)}, {"adapt", "0"}});
+            const std::string ns = std::to_string(n);
+            const Topology full = Topology::full(P);
+            const Schedule a = make_schedule("barrier/dissemination", P, full, {{"n", ns}});
+            const Schedule f = make_schedule("barrier/dissemination", P, full, {{"n", ns}, {"adapt", "0"}});
             ASSERT_TRUE(verify(a).ok) << "P=" << P << " n=" << n;
             ASSERT_TRUE(verify(f).ok) << "P=" << P << " n=" << n;
             const nway::Geometry g = nway::geometry(P, n);
@@ -376,7 +385,8 @@ TEST(Dissemination, BarrierLastRoundIsAdapted) {
             EXPECT_EQ(rf.back().sends, std::min<int64_t>(n, P - 1)) << "P=" << P << " n=" << n;
         }
     // P = 10, n = 2: one message in the last round instead of two.
-    EXPECT_EQ(comm_rounds(make_schedule("barrier/dissemination", 10, Topology::full(10), {{"n", "2"}}), 0).back().sends, 1);
+    const Schedule b10 = make_schedule("barrier/dissemination", 10, Topology::full(10), {{"n", "2"}});
+    EXPECT_EQ(comm_rounds(b10, 0).back().sends, 1);
 }
 
 }  // namespace

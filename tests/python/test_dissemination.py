@@ -21,7 +21,8 @@ def run(*args):
 def test_plan_of_the_papers_example_and_a_fallback():
     p = dissemination.plan(8, 2)
     assert (p["rounds"], p["window"], p["prefixes"], p["distances"], p["takeout"]) == (2, 3, [3, 2], [3, 6], 0)
-    assert (p["tuple"]["s"], p["tuple"]["l_snd"], p["tuple"]["j_snd"], p["tuple"]["l_rcv"], p["tuple"]["case"]) == (2, 1, 1, -1, 0)
+    t = p["tuple"]
+    assert (t["s"], t["l_snd"], t["j_snd"], t["l_rcv"], t["case"]) == (2, 1, 1, -1, 0)
     assert dissemination.five_tuples(13, 1) == []
     f = dissemination.plan(13, 1)
     assert f["tuple"] is None and 8 + sum(f["prefixes"]) == 13 + f["takeout"]

@@ -45,7 +45,8 @@ void price_group(const Schedule& s, int r, uint32_t begin, uint32_t end, const M
 
 NwayCost nway_cost(int P, int n, const Model& model, double size_bytes, nway::TakeOut t) {
     if (!model.duplex)
-        throw Error("nway_cost: model '" + model.spec() + "' has duplex=0, which the closed form does not cover (use estimate)");
+        throw Error("nway_cost: model '" + model.spec() +
+                    "' has duplex=0, which the closed form does not cover (use estimate)");
     NwayCost c;
     c.n = n;
     c.plan = nway::make_plan(P, n, t);

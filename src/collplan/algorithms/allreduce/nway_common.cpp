@@ -303,7 +303,8 @@ Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank) {
 Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank) {
     const int P = plan.geo.P;
     if (t == TakeOut::none && plan.last.takeout > 0)
-        throw Error("takeout=none cannot follow a plan that takes out " + std::to_string(plan.last.takeout) + " contributions");
+        throw Error("takeout=none cannot follow a plan that takes out " + std::to_string(plan.last.takeout) +
+                    " contributions");
     const Layout L(plan, t);
     Schedule s(Collective::allreduce, P, 1, 1, L.blocks);
     s.needs_commutative = true;  // windows wrap around P - 1 -> 0

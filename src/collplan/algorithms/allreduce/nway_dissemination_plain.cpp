@@ -24,7 +24,7 @@ namespace {
 const Registration reg{{
     .name = "allreduce/nway_dissemination_plain",
     .collective = Collective::allreduce,
-    .summary = "unadapted n-way dissemination: ceil(log_{n+1} P) rounds, double counts unless P = (n+1)^k (idempotent ops)",
+    .summary = "unadapted n-way dissemination: ceil(log_{n+1} P) rounds, may count twice (idempotent ops only)",
     .source = "End, Yahyapour, Simmendinger, Alrutz (INFOCOMP 2015), sec. III; Hoefler et al. (IPDPS 2006)",
     .params = {{"n", ParamKind::integer, "2", 1, 64, "radix: messages per round"}},
     .applies = [](const Problem&) { return std::string(); },

@@ -50,7 +50,8 @@ void exchange(RankBuilder& b, const Fold& f, int nr, int64_t place) {
     auto partner = [&](int t) { return f.real_rank(static_cast<int>(nr + (t - digit) * place)); };
     b.fence();
     for (int t : partners) b.send(partner(t), 0, {out});
-    for (size_t i = 0; i < partners.size(); ++i) b.recv(partner(partners[i]), 0, {Segment(Buf::tmp, static_cast<uint32_t>(i), 1)});
+    for (size_t i = 0; i < partners.size(); ++i)
+        b.recv(partner(partners[i]), 0, {Segment(Buf::tmp, static_cast<uint32_t>(i), 1)});
     for (size_t i = 0; i < partners.size(); ++i)  // higher digits: out = out (+) v, increasing
         if (partners[i] > digit) {
             b.fence();
@@ -95,7 +96,7 @@ Schedule generate(const Problem& p) {
 const Registration reg{{
     .name = "allreduce/recexch",
     .collective = Collective::allreduce,
-    .summary = "recursive exchange with radix k: floor(log_k P) whole-vector exchanges among k (+2 fold steps), order-preserving",
+    .summary = "recursive exchange, radix k: floor(log_k P) whole-vector exchanges among k (+2 fold steps), ordered",
     .source = "MPICH MPIR_Allreduce_intra_recexch; Sack, Gropp (ACM TOPC 2015)",
     .params = {{"k", ParamKind::integer, "2", 2, 32, "radix: group size of each exchange step"}},
     .applies = [](const Problem&) { return std::string(); },
