@@ -35,7 +35,7 @@ int64_t ipow(int64_t b, int e) {
 struct CommRound {
     int sends = 0, recvs = 0;
     std::vector<int> to, from;
-    std::vector<Segment> sent;
+    std::vector<Segment> sent;  // first segment of each send (empty Segment for a zero-byte message)
 };
 std::vector<CommRound> comm_rounds(const Schedule& s, int r) {
     std::vector<CommRound> out;
@@ -46,8 +46,11 @@ std::vector<CommRound> comm_rounds(const Schedule& s, int r) {
         if (v.op.kind != OpKind::send && v.op.kind != OpKind::recv) continue;
         if (!open) out.emplace_back(), open = true;
         CommRound& c = out.back();
-        if (v.op.kind == OpKind::send) ++c.sends, c.to.push_back(v.op.peer), c.sent.push_back(v.src()[0]);
-        else ++c.recvs, c.from.push_back(v.op.peer);
+        if (v.op.kind == OpKind::recv) {
+            ++c.recvs, c.from.push_back(v.op.peer);
+            continue;
+        }
+        ++c.sends, c.to.push_back(v.op.peer), c.sent.push_back(v.src().empty() ? Segment() : v.src()[0]);
     }
     return out;
 }
