@@ -1,17 +1,23 @@
-// barrier/dissemination -- the n-way dissemination barrier.
+// barrier/dissemination -- the n-way dissemination barrier, with the adapted last round.
 //
-// Source:        Hensgen, Finkel, Manber, "Two algorithms for barrier synchronization" (IJPP 1988); End,
+// Source:        Hensgen, Finkel, Manber, "Two algorithms for barrier synchronization" (IJPP 1988); Hoefler,
+//                Mehlan, Mietke, Rehm, "Fast barrier synchronization for InfiniBand" (IPDPS 2006); End,
 //                Yahyapour, Simmendinger, Alrutz, "Adaption of the n-way dissemination algorithm for GASPI
-//                split-phase allreduce" (INFOCOMP 2015), sec. III, eq. (1).
+//                split-phase allreduce" (INFOCOMP 2015), sec. III eq. (1) and sec. V (the adaption of the last
+//                round also speeds up the barrier).
 // Preconditions: any P >= 1; radix n in 1..64; any topology.
-// Rounds:        R = ceil(log_{n+1} P). In round l = 1..R rank p sends a zero-byte message to p + i (n+1)^(l-1)
-//                mod P and receives one from p - j (n+1)^(l-1) mod P, i, j = 1..n. When P is small the n peers
-//                may repeat or wrap onto p: only distinct peers other than p are used (the same offsets on both
-//                sides, so sends and receives still match). Each round is one group.
-// Cost:          R alpha with n messages in flight per rank (n ports); R n alpha on a one-port node   [Hockney]
+// Rounds:        k = ceil(log_{n+1} P). In round l = 1..k rank p sends a zero-byte message to p + i (n+1)^(l-1)
+//                mod P and receives one from p - j (n+1)^(l-1) mod P, i, j = 1..n (eq. 1). When P is small the
+//                n peers may repeat or wrap onto p: only distinct peers other than p are used (the same offsets
+//                on both sides, so sends and receives still match). adapt=1 (default): after k - 1 rounds p has
+//                heard (transitively) from its W = (n+1)^(k-1) left-hand neighbours, so the last round needs only
+//                the ceil((P - W) / W) senders p - W, p - 2W, ... (P = 10, n = 2: one message instead of two);
+//                adapt=0 sends all n. Each round is one group.
+// Cost:          sum over rounds of (ceil(m_l / ports) - 1) g' + T(0), m_l = n except the adapted last round
+//                [T, g' the zero-byte message time and port occupancy; k alpha with n ports under Hockney]
 // Memory:        none; in = out = tmp = 0 blocks.
 // Example:       P = 5, n = 2: round 1 (offsets 1, 2): rank 0 sends to 1, 2 and receives from 4, 3;
-//                round 2 (offsets 3, 6 mod 5 = 1): rank 0 sends to 3, 1 and receives from 2, 4.
+//                round 2 (W = 3, ceil(2/3) = 1 message, offset 3): rank 0 sends to 3 and receives from 2.
 #include "collplan/algorithms/registry.hpp"
 
 #include <algorithm>
@@ -35,7 +41,12 @@ Schedule generate(const Problem& p) {
     const int n = static_cast<int>(p.params.integer("n"));
     Schedule s(Collective::barrier, P, 0, 0, 0);
     std::vector<std::vector<int>> rounds;
-    for (int64_t d = 1; d < P; d *= n + 1) rounds.push_back(round_offsets(P, n, d));
+    int64_t d = 1;
+    for (; d * (n + 1) < P; d *= n + 1) rounds.push_back(round_offsets(P, n, d));
+    if (d < P) {  // the last round; d = W
+        const auto needed = static_cast<int>((P - d + d - 1) / d);
+        rounds.push_back(round_offsets(P, p.params.integer("adapt") ? std::min(n, needed) : n, d));
+    }
     const std::span<const Segment> none;
     for (int r = 0; r < P; ++r) {
         RankBuilder b(s, r);
@@ -48,16 +59,24 @@ Schedule generate(const Problem& p) {
     return s;
 }
 
+std::vector<std::map<std::string, std::string>> sweep() {
+    std::vector<std::map<std::string, std::string>> out;
+    for (const char* adapt : {"1", "0"})
+        for (int n = 1; n <= 7; ++n) out.push_back({{"n", std::to_string(n)}, {"adapt", adapt}});
+    return out;
+}
+
 const Registration reg{{
     .name = "barrier/dissemination",
     .collective = Collective::barrier,
     .summary = "ceil(log_{n+1} P) rounds, each rank notifies n peers at distances i (n+1)^(l-1)",
     .source = "Hensgen, Finkel, Manber (IJPP 1988); End et al. (INFOCOMP 2015)",
-    .params = {{"n", ParamKind::integer, "1", 1, 64, "radix: messages sent per round"}},
+    .params = {{"n", ParamKind::integer, "1", 1, 64, "radix: messages sent per round"},
+               {"adapt", ParamKind::integer, "1", 0, 1, "1: the last round sends only ceil((P - W) / W) messages"}},
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"full"},
-    .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "4"}}, {{"n", "5"}}, {{"n", "6"}}, {{"n", "7"}}},
+    .sweep_params = sweep(),
 }};
 
 }  // namespace

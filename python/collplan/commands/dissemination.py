@@ -1,0 +1,40 @@
+"""`collplan dissemination`: the n-way dissemination allreduce's last-round plan and the cost of each n."""
+from __future__ import annotations
+
+import json
+
+from .. import dissemination
+from ..reproduce import format_table
+from .._core import format_time
+
+
+def register(sub) -> None:
+    p = sub.add_parser("dissemination", help="n-way dissemination allreduce: 5-tuple/fallback plan and cost per n")
+    p.add_argument("--ranks", type=int, required=True, help="number of ranks P")
+    p.add_argument("--size", default="8B", help="vector size (default 8B)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--machine", help="bundled machine or TOML file (default: the LogGP model of n=auto)")
+    g.add_argument("--model", help="model spec")
+    p.add_argument("--takeout", default="keep", choices=["keep", "inverse", "none"])
+    p.add_argument("--n-max", type=int, default=dissemination.MAX_N)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_dissemination)
+
+
+def cmd_dissemination(args) -> int:
+    rows = dissemination.costs(args.ranks, args.size, args.machine, args.model, args.n_max, args.takeout)
+    best = min(rows, key=lambda r: r["time_s"])["n"]
+    if args.json:
+        print(json.dumps({"ranks": args.ranks, "best_n": best, "candidates": rows}, indent=2))
+        return 0
+    table = []
+    for r in rows:
+        t = r["plan"]["tuple"]
+        how = (f"case {t['case']}" if t["case"] else "g_B") if t else "fallback"
+        table.append([r["n"], r["plan"]["rounds"], "/".join(map(str, r["messages_per_round"])), int(r["bytes_sent"]),
+                      r["reductions"], r["copies"], how, "+".join(map(str, r["plan"]["prefixes"])) or "-",
+                      r["plan"]["takeout"], format_time(r["time_s"]) + (" *" if r["n"] == best else "")])
+    print(format_table(["n", "rounds", "msgs/round", "bytes", "reductions", "copies", "last round", "prefixes",
+                        "take out", "time"], table))
+    print(f"best n = {best}")
+    return 0
