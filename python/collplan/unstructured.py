@@ -279,6 +279,11 @@ def _time(v) -> float:
     return _core.parse_time(str(v))
 
 
+def u_time(v) -> str:
+    """A time from a machine file as a plain number of seconds (for model specs)."""
+    return repr(_time(v))
+
+
 def drs_n(matrix: Matrix, unit_bytes: float, machine: str, seed: int = 1, retry_delay_s: float = 0.0) -> dict:
     """Simulate the DRS_N protocol on a machine whose file has a [drs_n] table (am, handler)."""
     m = load_machine(machine)
@@ -292,7 +297,9 @@ def generate_recv_cost(matrix: Matrix, machine: str | None = None, model: str | 
     """Generate_Recv both ways (paper sec. 3, Fig. 1, Table 3), priced with the estimate:
     'concat': a global concatenate of every rank's sending vector (an allgather of P entries per rank; every rank
     then holds all of COM, O(P^2) memory); 'am': a vector sum of the send masks (an allreduce of P counters) then
-    one short message per active entry to its receiver (the AC alltoallv of the mask matrix; O(P) memory)."""
+    one short message per active entry to its receiver (the AC alltoallv of the mask matrix; O(P) memory). Where
+    the machine file has a [drs_n] table those short messages are active messages of its `am` time each (one at a
+    time per node), as on the CM-5; otherwise ordinary messages of the model."""
     from .api import _model_of, estimate, schedule
     P = len(matrix)
     spec, topo = _model_of(machine, model)
@@ -303,5 +310,11 @@ def generate_recv_cost(matrix: Matrix, machine: str | None = None, model: str | 
     concat = estimate(schedule(gather, topology=topo), [P * entry_bytes], model=spec)[0].time_s
     vsum = estimate(schedule("allreduce/recursive_doubling", topology=topo), [P * entry_bytes], model=spec)[0].time_s
     mask = [[1 if v and i != j else 0 for j, v in enumerate(r)] for i, r in enumerate(matrix)]
-    sends = estimate(schedule("alltoallv/async", topology=topo, matrix=mask), [entry_bytes], model=spec)[0].time_s
+    am_spec = spec
+    if machine is not None:
+        try:
+            am_spec = f"hockney:alpha={u_time(machine_table(machine, 'drs_n')['am'])}s,beta=0s/B"
+        except CollplanError:
+            pass
+    sends = estimate(schedule("alltoallv/async", topology=topo, matrix=mask), [entry_bytes], model=am_spec)[0].time_s
     return {"concat_s": concat, "am_s": vsum + sends, "concat_bytes": P * P * entry_bytes, "am_bytes": 2 * P * entry_bytes}
