@@ -288,7 +288,9 @@ def drs_n(matrix: Matrix, unit_bytes: float, machine: str, seed: int = 1, retry_
     """Simulate the DRS_N protocol on a machine whose file has a [drs_n] table (am, handler)."""
     m = load_machine(machine)
     t = machine_table(machine, "drs_n")
-    return _core.simulate_drs_n(flat(matrix), m.topology or f"full:{len(matrix)}", m.model, float(unit_bytes), seed,
+    P = len(matrix)
+    topo = m.topology if m.topology and _core.Topology.parse(m.topology).nodes == P else f"full:{P}"
+    return _core.simulate_drs_n(flat(matrix), topo, m.model, float(unit_bytes), seed,
                                 _time(t["am"]), _time(t.get("handler", "0s")), retry_delay_s)
 
 

@@ -148,7 +148,7 @@ DrsnResult simulate_drs_n(std::span<const uint64_t> matrix, int P, const Topolog
                           double unit_bytes, const DrsnOptions& opt) {
     if (std::string why = alltoallv::check_matrix(matrix, P); !why.empty()) throw Error("drs_n: " + why);
     if (topo.nodes() != P)
-        throw Error("drs_n: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the matrix " +
+        throw Error("drs_n: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the matrix has " +
                     std::to_string(P) + " ranks (allowed: equal)");
     if (!(unit_bytes >= 0) || !std::isfinite(unit_bytes))
         throw Error("drs_n: unit size " + std::to_string(unit_bytes) + " bytes is invalid (allowed: >= 0)");
