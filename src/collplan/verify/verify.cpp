@@ -143,6 +143,9 @@ private:
             fail("undeclared-inverse", -1, -1, "the schedule uses inverse reductions but does not declare needs_inverse");
         if (s_.collective() == Collective::alltoallv && s_.matrix.size() != static_cast<size_t>(P_) * P_)
             fail("bad-matrix", -1, -1, "alltoallv schedule without a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix");
+        if (s_.collective() == Collective::alltoallv && (s_.blocks(Buf::in) != static_cast<uint32_t>(P_) || s_.blocks(Buf::out) != static_cast<uint32_t>(P_)))
+            fail("bad-buffers", -1, -1, "alltoallv schedule with in=" + std::to_string(s_.blocks(Buf::in)) + " out=" +
+                 std::to_string(s_.blocks(Buf::out)) + " blocks (allowed: in = out = P = " + std::to_string(P_) + ")");
     }
 
     // -------------------------------------------------------------------------------- structure
@@ -308,7 +311,7 @@ private:
                     case Collective::alltoall:
                     case Collective::alltoallv:
                         store_.tok(sl) = static_cast<int64_t>(r) * P_ + b;
-                        store_.held(sl) = s_.matrix[static_cast<size_t>(store_.tok(sl))];
+                        if (store_.pieces()) store_.held(sl) = s_.matrix[static_cast<size_t>(store_.tok(sl))];
                         break;
                     case Collective::allreduce:
                         store_.tok(sl) = b;
