@@ -50,6 +50,17 @@ def _params(pairs: list[str] | None) -> dict:
     return out
 
 
+def _matrix(args):
+    """alltoallv: the --matrix (a file or a generator spec; its P defaults to --ranks), else None."""
+    if not getattr(args, "matrix", None):
+        return None
+    from .unstructured import matrix_from_spec
+    m = matrix_from_spec(args.matrix, args.ranks)
+    if args.ranks is None and not args.topology:
+        args.ranks = len(m)
+    return m
+
+
 def _ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | None]:
     if args.ranks is None and not args.topology and not machine_topology:
         raise CollplanError("give --ranks P or --topology T")
@@ -73,8 +84,10 @@ def _schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
         return read_schedule(args.schedule)
     if not args.algorithm or not args.collective:
         raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
+    matrix = _matrix(args)
     ranks, topo = _ranks_topology(args, machine_topology)
-    return schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective)
+    return schedule(args.algorithm, ranks=ranks, topology=topo, params=_params(args.param), collective=args.collective,
+                    matrix=matrix)
 
 
 # ----------------------------------------------------------------------------------------------------- algorithms
@@ -153,6 +166,7 @@ def cmd_estimate(args) -> int:
         raise CollplanError("estimate needs --collective with --algorithm all")
     if args.param:
         raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
+    matrix = _matrix(args)
     ranks, topo = _ranks_topology(args, machine_topo)
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
     rows, declined = [], []
@@ -161,7 +175,7 @@ def cmd_estimate(args) -> int:
         if why:
             declined.append({"algorithm": a["name"], "reason": why})
             continue
-        rows += estimate(schedule(a["name"], ranks=ranks, topology=topo), sizes, machine=args.machine,
+        rows += estimate(schedule(a["name"], ranks=ranks, topology=topo, matrix=matrix), sizes, machine=args.machine,
                          model=args.model)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
@@ -252,6 +266,9 @@ def _add_problem(p, need_algorithm=True):
     p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
     p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
     p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
+    p.add_argument("--matrix", metavar="FILE|SPEC", help="alltoallv communication matrix: a .csv/.txt, .mtx or .json "
+                   "file, or testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1, mesh:P=32,refine=2 (sizes in units "
+                   "of the message size)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -204,8 +204,11 @@ TEST(Verify, AlltoallvUnitsMustMatchTheMatrix) {
         b.recv(1 - r, 0, out_other, {}, s.matrix[other * 2 + me]);
     }
     EXPECT_TRUE(verify(s).ok) << verify(s).message;
-    s.program_mut(0).units[1] = 4;  // rank 0 claims 4 units for a 5-unit block
+    s.program_mut(0).units[1] = 4;  // rank 0 sends 4 units of a 5-unit block: a piece, and no piece follows
     s.program_mut(1).units[2] = 4;
+    expect_reject(s, "incomplete-block");
+    s.program_mut(0).units[1] = 6;  // more units than the block holds
+    s.program_mut(1).units[2] = 6;
     expect_reject(s, "size-mismatch");
 }
 

@@ -38,7 +38,8 @@ struct Failure {
 // ---------------------------------------------------------------------------------------------------------
 // Symbolic contents of every block of every buffer of every rank, and of messages in flight.
 // allgather/alltoall(v): one token per block (the original block's id). allreduce: a segment id per block plus
-// a bitset of the contributions it holds.
+// a bitset of the contributions it holds. alltoallv: also the units of its token each block holds (a block may
+// travel in pieces; see docs/schedule.md).
 class Store {
 public:
     Store(const Schedule& s) : P_(s.ranks()), words_(s.collective() == Collective::allreduce ? (P_ + 63) / 64 : 0) {
@@ -46,6 +47,7 @@ public:
         stride_ = per_rank_[0] + per_rank_[1] + per_rank_[2];
         tok_.assign(static_cast<size_t>(P_) * stride_, kUndefined);
         bits_.assign(tok_.size() * static_cast<size_t>(words_), 0);
+        if (s.collective() == Collective::alltoallv) held_.assign(tok_.size(), 0);
     }
     size_t slot(int rank, Buf b, uint32_t block) const {
         size_t base = static_cast<size_t>(rank) * stride_;
@@ -54,6 +56,8 @@ public:
     }
     int words() const { return words_; }
     int64_t& tok(size_t slot) { return tok_[slot]; }
+    bool pieces() const { return !held_.empty(); }
+    uint64_t& held(size_t slot) { return held_[slot]; }
     uint64_t* bits(size_t slot) { return bits_.data() + slot * static_cast<size_t>(words_); }
 
 private:
@@ -62,12 +66,14 @@ private:
     size_t stride_ = 0;
     std::vector<int64_t> tok_;
     std::vector<uint64_t> bits_;
+    std::vector<uint64_t> held_;  // alltoallv: units of the token held
 };
 
 // A snapshot of blocks (a message's payload or a copy's source).
 struct Payload {
     std::vector<int64_t> tok;
     std::vector<uint64_t> bits;
+    std::vector<uint64_t> held;  // alltoallv: units of each block
 };
 
 std::string block_name(const Schedule& s, int64_t tok) {
@@ -137,6 +143,9 @@ private:
             fail("undeclared-inverse", -1, -1, "the schedule uses inverse reductions but does not declare needs_inverse");
         if (s_.collective() == Collective::alltoallv && s_.matrix.size() != static_cast<size_t>(P_) * P_)
             fail("bad-matrix", -1, -1, "alltoallv schedule without a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix");
+        if (s_.collective() == Collective::alltoallv && (s_.blocks(Buf::in) != static_cast<uint32_t>(P_) || s_.blocks(Buf::out) != static_cast<uint32_t>(P_)))
+            fail("bad-buffers", -1, -1, "alltoallv schedule with in=" + std::to_string(s_.blocks(Buf::in)) + " out=" +
+                 std::to_string(s_.blocks(Buf::out)) + " blocks (allowed: in = out = P = " + std::to_string(P_) + ")");
     }
 
     // -------------------------------------------------------------------------------- structure
@@ -300,7 +309,10 @@ private:
                 switch (s_.collective()) {
                     case Collective::allgather: store_.tok(sl) = r; break;
                     case Collective::alltoall:
-                    case Collective::alltoallv: store_.tok(sl) = static_cast<int64_t>(r) * P_ + b; break;
+                    case Collective::alltoallv:
+                        store_.tok(sl) = static_cast<int64_t>(r) * P_ + b;
+                        if (store_.pieces()) store_.held(sl) = s_.matrix[static_cast<size_t>(store_.tok(sl))];
+                        break;
                     case Collective::allreduce:
                         store_.tok(sl) = b;
                         store_.bits(sl)[r / 64] |= uint64_t{1} << (r % 64);
@@ -323,25 +335,37 @@ private:
                     fail("read-before-write", r, op, op_text(s_, r, op) + " reads " + seg_text(sg.buf(), sg.first() + k) + ", which holds no data yet");
                 p.tok.push_back(store_.tok(sl));
                 p.bits.insert(p.bits.end(), store_.bits(sl), store_.bits(sl) + W);
+                if (store_.pieces()) p.held.push_back(store_.held(sl));
             }
         return p;
     }
 
-    void write(int r, std::span<const Segment> segs, const Payload& p) {
+    // alltoallv: a piece of a block adds to the same block's earlier pieces; anything else overwrites.
+    void write(int r, uint32_t op, std::span<const Segment> segs, const Payload& p) {
         const int W = store_.words();
         size_t k = 0;
         for (const Segment& sg : segs)
             for (uint32_t b = 0; b < sg.count; ++b, ++k) {
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + b);
+                if (store_.pieces()) write_units(r, op, sl, sg.buf(), sg.first() + b, p.tok[k], p.held[k]);
                 store_.tok(sl) = p.tok[k];
                 std::copy_n(p.bits.data() + k * W, W, store_.bits(sl));
             }
     }
 
+    void write_units(int r, uint32_t op, size_t sl, Buf buf, uint32_t block, int64_t tok, uint64_t units) {
+        const uint64_t full = s_.matrix[static_cast<size_t>(tok)];
+        const bool adds = store_.tok(sl) == tok && store_.held(sl) < full && units < full;
+        store_.held(sl) = adds ? store_.held(sl) + units : units;
+        if (store_.held(sl) > full)
+            fail("size-mismatch", r, op, op_text(s_, r, op) + ": pieces of " + block_name(s_, tok) + " in " + seg_text(buf, block) +
+                 " add up to " + std::to_string(store_.held(sl)) + " units, more than its " + std::to_string(full));
+    }
+
     uint64_t payload_units(const Payload& p) const {
         if (s_.collective() != Collective::alltoallv) return p.tok.size();
         uint64_t u = 0;
-        for (int64_t t : p.tok) u += s_.matrix[static_cast<size_t>(t)];
+        for (uint64_t h : p.held) u += h;
         return u;
     }
 
@@ -371,7 +395,7 @@ private:
             }
             if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
         }
-        write(r, v.dst(), out);
+        write(r, i, v.dst(), out);
     }
 
     // Non-commutative: left (+) right is in rank order only if left is an interval directly before right.
@@ -414,14 +438,18 @@ private:
         const OpView v = s_.op(r, i);
         if (!rs.knows.empty()) rs.knows[i] = prerequisite_knowledge(r, i);
         switch (v.op.kind) {
-            case OpKind::copy: write(r, v.dst(), read(r, i, v.src())); complete(r, i); break;
+            case OpKind::copy: write(r, i, v.dst(), read(r, i, v.src())); complete(r, i); break;
             case OpKind::reduce: reduce(r, i, v); complete(r, i); break;
             case OpKind::calc: complete(r, i); break;
             case OpKind::barrier: post_barrier(r, i); break;
             case OpKind::send: {
                 Payload p = read(r, i, v.src());
-                if (s_.collective() == Collective::alltoallv && payload_units(p) != v.units)
-                    fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
+                if (s_.collective() == Collective::alltoallv && payload_units(p) != v.units) {
+                    // A piece: one block, fewer (but some) of the units it holds.
+                    if (p.tok.size() != 1 || v.units == 0 || v.units > p.held[0])
+                        fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
+                    p.held[0] = v.units;
+                }
                 inflight_slot_[r][i] = stash(std::move(p));
                 if (st_[v.op.peer].posted[rs.partner[i]]) deliver(r, i);
                 break;
@@ -447,7 +475,7 @@ private:
         const int dr = s_.program(sr).ops[si].peer;
         const uint32_t di = st_[sr].partner[si];
         const uint32_t k = inflight_slot_[sr][si];
-        write(dr, s_.op(dr, di).dst(), inflight_[k]);
+        write(dr, di, s_.op(dr, di).dst(), inflight_[k]);
         inflight_[k] = Payload{};
         free_slots_.push_back(k);
         if (!st_[dr].knows.empty()) merge(st_[dr].knows[di], st_[sr].knows[si]);
@@ -555,6 +583,10 @@ private:
             for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
                 const int64_t want = s_.collective() == Collective::allgather ? b : static_cast<int64_t>(b) * P_ + r;
                 const int64_t got = store_.tok(store_.slot(r, Buf::out, b));
+                if (got == want && store_.pieces() && store_.held(store_.slot(r, Buf::out, b)) != s_.matrix[static_cast<size_t>(want)])
+                    fail("incomplete-block", r, -1, "rank " + std::to_string(r) + " ends with " +
+                         std::to_string(store_.held(store_.slot(r, Buf::out, b))) + " of the " +
+                         std::to_string(s_.matrix[static_cast<size_t>(want)]) + " units of " + block_name(s_, want) + " in " + seg_text(Buf::out, b));
                 if (got == want) continue;
                 if (s_.collective() == Collective::alltoallv && got == kUndefined && s_.matrix[static_cast<size_t>(want)] == 0) continue;
                 fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, got) + " in " +

@@ -1,0 +1,322 @@
+"""Unstructured all-to-many personalized communication (alltoallv): communication matrices and their sources.
+
+A communication matrix COM is P x P non-negative integers, row = source: COM(i, j) = m > 0 means rank i sends a
+message of m units to rank j (Wang, Lin, Ranka, CM-5 1993, sec. 2.1). Here a matrix is a list of P rows.
+
+- read_matrix(path): dense text/CSV, Matrix Market coordinate (.mtx), JSON (.json); one-line errors.
+- matrix_from_spec(spec): a file, or a generator: ``testset1:P=32,d=4,seed=1``, ``testset2:P=32,d=4,seed=1``
+  (sizes 1..max_units, default 32), ``mesh:P=32,refine=2,seed=1`` (test set 3: pyamg's airfoil mesh, refined,
+  partitioned by METIS; COM(p, q) = boundary values part q needs from part p).
+- stats(matrix): the paper's statistics; generate_recv_cost(): both ways of building recvl, priced.
+- drs_n(): the DRS_N protocol simulation with the machine's active-message constants.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from . import _core
+from ._core import CollplanError
+from .machines import load_machine
+
+Matrix = list  # list of P rows of ints
+
+
+# ------------------------------------------------------------------------------------------------- reading
+def _check_square(rows: list[list[int]], where: str, diagonal_ok: bool = False) -> list[list[int]]:
+    P = len(rows)
+    if P == 0:
+        raise CollplanError(f"{where}: empty matrix (allowed: P x P with P >= 1)")
+    for i, r in enumerate(rows):
+        if len(r) != P:
+            raise CollplanError(f"{where}: row {i} has {len(r)} entries but there are {P} rows "
+                                f"(allowed: a square P x P matrix)")
+    for i, r in enumerate(rows):
+        for j, v in enumerate(r):
+            if v < 0:
+                raise CollplanError(f"{where}: COM({i},{j}) = {v} is negative (allowed: sizes >= 0)")
+            if i == j and v and not diagonal_ok:
+                raise CollplanError(f"{where}: diagonal traffic COM({i},{i}) = {v} (allowed: 0, a rank sends "
+                                    f"nothing to itself)")
+    return rows
+
+
+def _int(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            f = float(text)
+        except ValueError:
+            f = None
+        if f is not None and f == int(f):
+            return int(f)
+        raise CollplanError(f"{where}: '{text}' is not an integer size") from None
+
+
+def parse_dense(text: str, where: str = "matrix") -> Matrix:
+    """Rows of integers separated by commas and/or blanks; '#' comments and blank lines ignored."""
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        rows.append([_int(x, f"{where}: line {n}") for x in re.split(r"[,;\s]+", line) if x])
+    return _check_square(rows, where)
+
+
+def parse_matrix_market(text: str, where: str = "matrix") -> Matrix:
+    """Matrix Market coordinate format (1-based 'i j value' lines; 'pattern' means value 1)."""
+    lines = text.splitlines()
+    if not lines or not lines[0].lower().startswith("%%matrixmarket"):
+        raise CollplanError(f"{where}: line 1: expected '%%MatrixMarket matrix coordinate ...'")
+    head = lines[0].lower().split()
+    if len(head) < 4 or head[1] != "matrix" or head[2] != "coordinate":
+        raise CollplanError(f"{where}: line 1: '{lines[0].strip()}' (allowed: %%MatrixMarket matrix coordinate "
+                            f"integer|real|pattern general)")
+    pattern = "pattern" in head
+    body = [(n, ln.strip()) for n, ln in enumerate(lines[1:], 2) if ln.strip() and not ln.lstrip().startswith("%")]
+    if not body:
+        raise CollplanError(f"{where}: missing the size line 'rows cols entries'")
+    n, size = body[0]
+    parts = size.split()
+    if len(parts) != 3:
+        raise CollplanError(f"{where}: line {n}: expected 'rows cols entries', got '{size}'")
+    R, C, nnz = (_int(x, f"{where}: line {n}") for x in parts)
+    if R != C:
+        raise CollplanError(f"{where}: line {n}: the matrix is {R} x {C} (allowed: square)")
+    rows = [[0] * C for _ in range(R)]
+    entries = body[1:]
+    if len(entries) != nnz:
+        raise CollplanError(f"{where}: {len(entries)} entries but the size line says {nnz}")
+    for n, ln in entries:
+        f = ln.split()
+        if len(f) != (2 if pattern else 3):
+            raise CollplanError(f"{where}: line {n}: expected 'i j{'' if pattern else ' value'}', got '{ln}'")
+        i, j = _int(f[0], f"{where}: line {n}"), _int(f[1], f"{where}: line {n}")
+        if not (1 <= i <= R and 1 <= j <= C):
+            raise CollplanError(f"{where}: line {n}: entry ({i},{j}) outside 1..{R} (indices are 1-based)")
+        rows[i - 1][j - 1] += 1 if pattern else _int(f[2], f"{where}: line {n}")
+    return _check_square(rows, where)
+
+
+def parse_json(text: str, where: str = "matrix") -> Matrix:
+    """A list of rows, or {"matrix": rows}."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CollplanError(f"{where}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    rows = doc.get("matrix") if isinstance(doc, dict) else doc
+    if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+        raise CollplanError(f"{where}: expected a list of rows or {{\"matrix\": [[...], ...]}}")
+    out = []
+    for i, r in enumerate(rows):
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in r):
+            raise CollplanError(f"{where}: row {i} has a non-integer entry (allowed: integer sizes)")
+        out.append(list(r))
+    return _check_square(out, where)
+
+
+def read_matrix(path: str) -> Matrix:
+    """A communication matrix from a file: .json, .mtx (Matrix Market), anything else dense text/CSV."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise CollplanError(f"cannot read matrix file {path}: {e.strerror}") from None
+    if p.suffix.lower() == ".json":
+        return parse_json(text, path)
+    if p.suffix.lower() == ".mtx" or text.lstrip().lower().startswith("%%matrixmarket"):
+        return parse_matrix_market(text, path)
+    return parse_dense(text, path)
+
+
+def write_matrix(path: str, matrix: Matrix, fmt: str | None = None) -> str:
+    """Text of the matrix in csv (default), mtx or json; written atomically to path unless path is '-'."""
+    fmt = fmt or {".json": "json", ".mtx": "mtx"}.get(Path(path).suffix.lower(), "csv")
+    if fmt == "json":
+        text = json.dumps({"matrix": matrix}) + "\n"
+    elif fmt == "mtx":
+        nz = [(i + 1, j + 1, v) for i, r in enumerate(matrix) for j, v in enumerate(r) if v]
+        text = "%%MatrixMarket matrix coordinate integer general\n" + f"{len(matrix)} {len(matrix)} {len(nz)}\n"
+        text += "".join(f"{i} {j} {v}\n" for i, j, v in nz)
+    elif fmt == "csv":
+        text = "".join(",".join(str(v) for v in r) + "\n" for r in matrix)
+    else:
+        raise CollplanError(f"unknown matrix format '{fmt}' (allowed: csv, mtx, json)")
+    if path != "-":
+        from .cli import atomic_write
+        atomic_write(path, text)
+    return text
+
+
+# ------------------------------------------------------------------------------------------------- generators
+def _rows(flat: list[int], P: int) -> Matrix:
+    return [list(flat[i * P:(i + 1) * P]) for i in range(P)]
+
+
+def flat(matrix: Matrix) -> list[int]:
+    return [int(v) for r in matrix for v in r]
+
+
+def testset1(P: int, d: int, seed: int = 1, units: int = 1) -> Matrix:
+    """Test set 1: about d messages per row and column (exactly d here), all of `units` units."""
+    return _rows(_core.testset_uniform(P, d, seed, units), P)
+
+
+def testset2(P: int, d: int, seed: int = 1, max_units: int = 32) -> Matrix:
+    """Test set 2: the pattern of test set 1, sizes uniform in 1..max_units (the paper: up to 32 x msg_unit)."""
+    return _rows(_core.testset_nonuniform(P, d, max_units, seed), P)
+
+
+def airfoil_mesh(refine: int = 0):
+    """pyamg's airfoil triangulation (322 vertices), refined `refine` times by splitting every triangle into four.
+    Returns (vertices, triangles) as lists."""
+    try:
+        import pyamg
+    except ImportError:
+        raise CollplanError("test set 3 needs pyamg (pip install pyamg; `make install` does it)") from None
+    if not 0 <= refine <= 5:
+        raise CollplanError(f"mesh refine={refine} is invalid (allowed: 0..5)")
+    data = pyamg.gallery.load_example("airfoil")
+    verts = [tuple(map(float, v)) for v in data["vertices"]]
+    tris = [tuple(map(int, t)) for t in data["elements"]]
+    for _ in range(refine):
+        mid: dict[tuple[int, int], int] = {}
+
+        def midpoint(a: int, b: int) -> int:
+            key = (a, b) if a < b else (b, a)
+            if key not in mid:
+                mid[key] = len(verts)
+                verts.append(((verts[a][0] + verts[b][0]) / 2, (verts[a][1] + verts[b][1]) / 2))
+            return mid[key]
+        new = []
+        for a, b, c in tris:
+            ab, bc, ca = midpoint(a, b), midpoint(b, c), midpoint(c, a)
+            new += [(a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca)]
+        tris = new
+    return verts, tris
+
+
+def mesh_matrix(P: int, refine: int = 2, seed: int = 1) -> tuple[Matrix, dict]:
+    """Test set 3: the airfoil mesh's vertex graph partitioned into P parts by METIS; COM(p, q) = the number of
+    vertices of part p adjacent to part q (the boundary values q needs from p each iteration)."""
+    try:
+        import pymetis
+    except ImportError:
+        raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
+    if P < 1:
+        raise CollplanError(f"mesh: P={P} is invalid (allowed: >= 1)")
+    verts, tris = airfoil_mesh(refine)
+    adj = [set() for _ in verts]
+    for t in tris:
+        for a in t:
+            adj[a].update(b for b in t if b != a)
+    if P == 1:
+        part = [0] * len(verts)
+    else:
+        part = list(pymetis.part_graph(P, adjacency=[sorted(s) for s in adj], options=pymetis.Options(seed=seed))[1])
+    rows = [[0] * P for _ in range(P)]
+    for v, nb in enumerate(adj):
+        for q in {part[u] for u in nb} - {part[v]}:
+            rows[part[v]][q] += 1
+    return rows, {"points": len(verts), "triangles": len(tris), "refine": refine}
+
+
+_SPEC = re.compile(r"^(testset1|testset2|mesh):(.*)$")
+_KEYS = {"testset1": {"P": 32, "d": 4, "seed": 1, "units": 1}, "testset2": {"P": 32, "d": 4, "seed": 1, "max_units": 32},
+         "mesh": {"P": 32, "refine": 2, "seed": 1}}
+
+
+def matrix_from_spec(spec: str, ranks: int | None = None) -> Matrix:
+    """A matrix file, or a generator spec (``testset1:P=32,d=4,seed=1``, ``testset2:...,max_units=32``,
+    ``mesh:P=32,refine=2,seed=1``); `ranks` is the default P of a generator."""
+    m = _SPEC.match(spec)
+    if not m:
+        return read_matrix(spec)
+    kind, args = m.group(1), _KEYS[m.group(1)].copy()
+    if ranks is not None:
+        args["P"] = ranks
+    for kv in filter(None, m.group(2).split(",")):
+        k, _, v = kv.partition("=")
+        if k not in args or not v:
+            raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)})")
+        args[k] = _int(v, f"matrix spec '{spec}'")
+    if kind == "testset1":
+        return testset1(args["P"], args["d"], args["seed"], args["units"])
+    if kind == "testset2":
+        return testset2(args["P"], args["d"], args["seed"], args["max_units"])
+    return mesh_matrix(args["P"], args["refine"], args["seed"])[0]
+
+
+# ------------------------------------------------------------------------------------------------- statistics
+def stats(matrix: Matrix) -> dict:
+    """The paper's statistics (sec. 5): messages sent per processor (max/min/average), message lengths in units
+    (max/min/average), and Delta, the phases an optimal contention-free schedule needs."""
+    return _core.matrix_stats(flat(matrix))
+
+
+def plan(name: str, matrix: Matrix, seed: int = 1, cutoff_pct: int = 150) -> dict:
+    """Phases of a phased algorithm (linear_permutation, random_schedule, random_schedule_heap, edge_coloring):
+    {'phases': [[(src, dst, units), ...], ...], 'work': scheduling steps, 'check': '' if valid}."""
+    return _core.alltoallv_plan(name, flat(matrix), seed, cutoff_pct)
+
+
+# ------------------------------------------------------------------------------------------------- machine extras
+def machine_table(machine: str, table: str) -> dict:
+    """A table of a machine file beyond [model] (e.g. [drs_n], [scheduling]): values as written."""
+    m = load_machine(machine)
+    data = tomllib.loads(Path(m.path).read_text())
+    t = data.get(table)
+    if not isinstance(t, dict):
+        raise CollplanError(f"machine {m.name} has no [{table}] table (needed for this computation)")
+    return t
+
+
+def _time(v) -> float:
+    return _core.parse_time(str(v))
+
+
+def u_time(v) -> str:
+    """A time from a machine file as a plain number of seconds (for model specs)."""
+    return repr(_time(v))
+
+
+def drs_n(matrix: Matrix, unit_bytes: float, machine: str, seed: int = 1, retry_delay_s: float = 0.0) -> dict:
+    """Simulate the DRS_N protocol on a machine whose file has a [drs_n] table (am, handler)."""
+    m = load_machine(machine)
+    t = machine_table(machine, "drs_n")
+    P = len(matrix)
+    topo = m.topology if m.topology and _core.Topology.parse(m.topology).nodes == P else f"full:{P}"
+    return _core.simulate_drs_n(flat(matrix), topo, m.model, float(unit_bytes), seed,
+                                _time(t["am"]), _time(t.get("handler", "0s")), retry_delay_s)
+
+
+def generate_recv_cost(matrix: Matrix, machine: str | None = None, model: str | None = None,
+                       entry_bytes: int = 4) -> dict:
+    """Generate_Recv both ways (paper sec. 3, Fig. 1, Table 3), priced with the estimate:
+    'concat': a global concatenate of every rank's sending vector (an allgather of P entries per rank; every rank
+    then holds all of COM, O(P^2) memory); 'am': a vector sum of the send masks (an allreduce of P counters) then
+    one short message per active entry to its receiver (the AC alltoallv of the mask matrix; O(P) memory). Where
+    the machine file has a [drs_n] table those short messages are active messages of its `am` time each (one at a
+    time per node), as on the CM-5; otherwise ordinary messages of the model."""
+    from .api import _model_of, estimate, schedule
+    P = len(matrix)
+    spec, topo = _model_of(machine, model)
+    topo = topo if topo and _core.Topology.parse(topo).nodes == P else f"full:{P}"
+    if P == 1:
+        return {"concat_s": 0.0, "am_s": 0.0, "concat_bytes": entry_bytes, "am_bytes": entry_bytes}
+    gather = "allgather/recursive_doubling" if P & (P - 1) == 0 else "allgather/bruck"
+    concat = estimate(schedule(gather, topology=topo), [P * entry_bytes], model=spec)[0].time_s
+    vsum = estimate(schedule("allreduce/recursive_doubling", topology=topo), [P * entry_bytes], model=spec)[0].time_s
+    mask = [[1 if v and i != j else 0 for j, v in enumerate(r)] for i, r in enumerate(matrix)]
+    am_spec = spec
+    if machine is not None:
+        try:
+            am_spec = f"hockney:alpha={u_time(machine_table(machine, 'drs_n')['am'])}s,beta=0s/B"
+        except CollplanError:
+            pass
+    sends = estimate(schedule("alltoallv/async", topology=topo, matrix=mask), [entry_bytes], model=am_spec)[0].time_s
+    return {"concat_s": concat, "am_s": vsum + sends, "concat_bytes": P * P * entry_bytes, "am_bytes": 2 * P * entry_bytes}

@@ -1,0 +1,53 @@
+// alltoallv/async -- AC, asynchronous communication: every receive and every send posted at once.
+//
+// Source:        Wang, Lin, Ranka, "Distributed scheduling of unstructured collective communication on the
+//                CM-5" (1993), sec. 3.1, Fig. 2 (Asynchronous_Send_Receive).
+// Preconditions: any P >= 1; a P x P communication matrix COM (row = source, units of m bytes); any topology.
+// Rounds:        one group per rank: the diagonal copy (if COM(r,r) > 0), a recv from every source of column r,
+//                then a send to every destination of row r in a random order (parameter seed). Nothing stops
+//                several senders from hitting the same receiver at once: node contention decides the time.
+// Cost:          no scheduling cost. With one receive port per node, at least
+//                max_i (messages of row i or column i) * alpha + max(row, column units) m beta; the order in which
+//                the ports serve the messages (the estimate: first come, first served) adds the contention.
+// Memory:        no scratch; one op per message at each end (2 * nnz(COM) ops in all).
+// Example:       P = 3, COM = [[0,2,0],[1,0,3],[0,4,0]]: rank 1 posts recv from 0 (2 units) and from 2
+//                (4 units), then sends to 0 (1 unit) and 2 (3 units) in a seeded random order.
+#include "collplan/algorithms/alltoallv/unstructured_common.hpp"
+
+namespace collplan {
+namespace {
+
+Schedule generate(const Problem& p) {
+    const int P = p.ranks;
+    alltoallv::Rng rng(static_cast<uint64_t>(p.params.integer("seed")));
+    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(s, r);
+        alltoallv::copy_diagonal(b, p, r);
+        std::vector<int> dsts;
+        for (int q = 0; q < P; ++q) {
+            if (q == r) continue;
+            if (const uint64_t u = p.matrix[static_cast<size_t>(q) * P + r])
+                b.recv(q, 0, std::vector<Segment>{Segment(Buf::out, static_cast<uint32_t>(q), 1)}, {}, u);
+            if (p.matrix[static_cast<size_t>(r) * P + q]) dsts.push_back(q);
+        }
+        rng.shuffle(dsts);
+        for (int q : dsts)
+            b.send(q, 0, std::vector<Segment>{Segment(Buf::in, static_cast<uint32_t>(q), 1)}, {},
+                   p.matrix[static_cast<size_t>(r) * P + q]);
+    }
+    return s;
+}
+
+const Registration reg{{
+    .name = "alltoallv/async",
+    .collective = Collective::alltoallv,
+    .summary = "AC: every message posted at once, sends in random order (node contention unmanaged)",
+    .source = "Wang, Lin, Ranka, Distributed scheduling of unstructured collective communication on the CM-5 (1993), sec. 3.1",
+    .params = {alltoallv::seed_param()},
+    .applies = alltoallv::applies_matrix,
+    .generate = generate,
+}};
+
+}  // namespace
+}  // namespace collplan
