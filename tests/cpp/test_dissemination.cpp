@@ -373,7 +373,7 @@ TEST(Dissemination, RecexchIsExactAndHasTheRightSteps) {
 
 TEST(Dissemination, BarrierLastRoundIsAdapted) {
     for (int n = 1; n <= 7; ++n)
-        for (int P = 2; P <= 200; ++P) {
+        for (int P = 2; P <= 100; ++P) {
             const std::string ns = std::to_string(n);
             const Topology full = Topology::full(P);
             const Schedule a = make_schedule("barrier/dissemination", P, full, {{"n", ns}});
