@@ -48,6 +48,18 @@ def schedule(algorithm: str, ranks: int | None = None, topology: str | None = No
                                {str(k): str(v) for k, v in (params or {}).items()}, flat)
 
 
+IDEMPOTENT_OPS = {"max", "min", "band", "bor"}
+
+
+def unsupported_op(sched: _core.Schedule, op: str) -> str:
+    """Why a schedule cannot compute reduction `op` ("" if it can), from what the schedule declares."""
+    if sched.idempotent_only and op not in IDEMPOTENT_OPS:
+        return f"correct only for idempotent operations ({', '.join(sorted(IDEMPOTENT_OPS))}), not {op}"
+    if sched.needs_commutative and op == "noncommutative":
+        return "needs a commutative operation"
+    return ""
+
+
 def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True) -> dict:
     """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op'}."""
     return _core.verify(sched, op, check_races)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import _model_of, algorithms, estimate, resolve_name, schedule, verify
+from .api import _model_of, algorithms, estimate, resolve_name, schedule, unsupported_op, verify
 from .machines import load_machine, machine_names
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
@@ -160,6 +160,9 @@ def cmd_estimate(args) -> int:
     sizes = _core.parse_sizes(args.sizes)
     if args.schedule or args.algorithm != "all":
         s = _schedule_from_args(args, machine_topo)
+        why = unsupported_op(s, args.op)
+        if why:
+            raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
         rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None)
         return _report_estimates(rows, [], args)
     if not args.collective:
@@ -175,8 +178,12 @@ def cmd_estimate(args) -> int:
         if why:
             declined.append({"algorithm": a["name"], "reason": why})
             continue
-        rows += estimate(schedule(a["name"], ranks=ranks, topology=topo, matrix=matrix), sizes, machine=args.machine,
-                         model=args.model)
+        s = schedule(a["name"], ranks=ranks, topology=topo, matrix=matrix)
+        why = unsupported_op(s, args.op)
+        if why:
+            declined.append({"algorithm": a["name"], "reason": why})
+            continue
+        rows += estimate(s, sizes, machine=args.machine, model=args.model)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
@@ -294,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=1ns/B")
     p.add_argument("--sizes", default="16B..1MiB", help="16B..1MiB (powers of two), 1B..400B:50B, or 8,1KiB,...")
+    p.add_argument("--op", choices=OPS, default="sum",
+                   help="allreduce operation: with --algorithm all, algorithms that cannot compute it are declined")
     p.add_argument("--json", action="store_true")
     p.add_argument("--plot", metavar="FILE.png", help="write time vs size, one line per algorithm")
     p.set_defaults(func=cmd_estimate)

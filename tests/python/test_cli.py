@@ -151,3 +151,17 @@ def test_export_does_not_leave_half_written_files(tmp_path):
     out = tmp_path / "x.txt"
     p = run("export", "--collective", "allgather", "--algorithm", "recursive_doubling", "--ranks", "6", "-o", str(out))
     assert p.returncode == 2 and not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_estimate_declines_algorithms_that_cannot_compute_the_operation():
+    base = ["estimate", "--collective", "allreduce", "--ranks", "8", "--model", "hockney:alpha=1us,beta=1ns/B",
+            "--sizes", "8,1KiB", "--json"]
+    out = json.loads(run(*base, "--algorithm", "all", check=0).stdout)
+    declined = {d["algorithm"] for d in out["declined"]}
+    assert "allreduce/nway_dissemination_plain" in declined
+    assert "allreduce/nway_dissemination_plain" not in {r["algorithm"] for r in out["results"]}
+    out = json.loads(run(*base, "--algorithm", "all", "--op", "noncommutative", check=0).stdout)
+    assert "allreduce/ring" in {d["algorithm"] for d in out["declined"]}
+    assert "allreduce/recursive_doubling" in {r["algorithm"] for r in out["results"]}
+    p = run(*base, "--algorithm", "nway_dissemination_plain")
+    assert p.returncode == 2 and "idempotent" in p.stderr
