@@ -10,14 +10,20 @@
 namespace collplan::gossip {
 namespace {
 
-// Per-height largest packet (in PUs' data) of the concentration tree of a segment of `len` into its natural root.
-std::vector<int> level_packets(int len, int radix) {
+// Per height of the concentration tree of a segment of `len` into its natural root: the largest and the smallest
+// subtree a child root sends (dissemination sends each child what it lacks, len - its subtree).
+struct Level {
+    int largest = 0, smallest = 1 << 30;
+};
+std::vector<Level> tree_levels(int len, int radix) {
     std::vector<int> path(static_cast<size_t>(len));
     std::iota(path.begin(), path.end(), 0);
     const Tree t = concentration_tree(path, natural_root(len, radix), radix);
-    std::vector<int> size(static_cast<size_t>(len), 1), out(static_cast<size_t>(t.height), 0);
+    std::vector<int> size(static_cast<size_t>(len), 1);
+    std::vector<Level> out(static_cast<size_t>(t.height));
     for (const auto& [h, child, parent] : t.merges) {
-        out[h - 1] = std::max(out[h - 1], size[child]);
+        out[h - 1].largest = std::max(out[h - 1].largest, size[child]);
+        out[h - 1].smallest = std::min(out[h - 1].smallest, size[child]);
         size[parent] += size[child];
     }
     return out;
@@ -25,7 +31,7 @@ std::vector<int> level_packets(int len, int radix) {
 
 double concentration_units(int len, int radix, double r, double unit) {
     double t = 0;
-    for (int s : level_packets(len, radix)) t += r + s * unit;
+    for (const Level& lv : tree_levels(len, radix)) t += r + lv.largest * unit;
     return t;
 }
 
@@ -45,9 +51,8 @@ double approach1_units(int n, bool wrap, double r, double unit) {
 }
 
 double approach2_units(int n, int radix, double r, double unit) {
-    const std::vector<int> lv = level_packets(n, radix);
     double t = 0;
-    for (int s : lv) t += 2 * r + s * unit + (n - s) * unit;  // concentration step + its dissemination step
+    for (const Level& lv : tree_levels(n, radix)) t += 2 * r + lv.largest * unit + (n - lv.smallest) * unit;
     return t;
 }
 
