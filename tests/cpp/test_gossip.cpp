@@ -8,6 +8,7 @@
 
 #include "collplan/algorithms/allgather/gossip_common.hpp"
 #include "collplan/algorithms/allgather/gossip_tune.hpp"
+#include "collplan/model/bounds_gossip.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/verify/sweep.hpp"
 
@@ -237,6 +238,65 @@ TEST(Gossip, OnePortSlotsAvoidChains) {
         const double a2 = units("allgather/approach2", ring, {{"oneport", "1"}}, r, 1, false);
         EXPECT_LE(a2, 2 * std::ceil(std::log2(n)) * (r + n) + 1e-6) << n;
     }
+}
+
+}  // namespace
+}  // namespace collplan
+
+namespace collplan {
+namespace {
+
+// No estimate is below its lower bound: every allgather algorithm (the gossip family and the baselines), every
+// parameter set it declares for verification, on lines, rings, meshes and tori, under several models and sizes.
+TEST(GossipBounds, NoEstimateBelowTheLowerBound) {
+    const std::vector<std::string> models = {
+        "hockney:alpha=10us,beta=1ns/B",
+        "wormhole:startup=50us,flit=8B,flit_time=10ns,hop_time=100ns,ports=2",
+        "wormhole:startup=50us,flit=1B,flit_time=1ns,hop_time=0ns,ports=4",
+        "wormhole:startup=150us,flit=1B,flit_time=11.5ns,hop_time=0ns,ports=1,duplex=0",
+        "wormhole:startup=5us,flit=1B,flit_time=1ns,hop_time=0ns,ports=6",
+        "loggp:L=5us,o=1us,g=2us,G=1ns/B,ports=2",
+        "circuit:lambda=100us,tau=0.4ns/B,delta=10us"};
+    const std::vector<std::string> topos = {"ring:8", "ring:9", "line:7", "torus:4x4", "mesh:3x5", "torus:6x4",
+                                            "torus:3x3x3", "mesh:2x3x4"};
+    int checked = 0;
+    for (const Algorithm* a : Registry::get().for_collective(Collective::allgather))
+        for (const std::string& spec : topos) {
+            const Topology t = Topology::parse(spec);
+            for (const auto& raw : a->sweep_params.empty() ? decltype(a->sweep_params){{}} : a->sweep_params) {
+                const Problem pr{a->collective, t.nodes(), t, validate_params(*a, raw), {}};
+                if (a->applies && !a->applies(pr).empty()) continue;
+                const Schedule s = make_schedule(a->name, t.nodes(), t, raw);
+                for (const std::string& ms : models) {
+                    const auto model = parse_model(ms);
+                    for (double n : {0.0, 1.0, 600.0, 1e6}) {
+                        const double est = estimate(s, t, *model, n).time_s;
+                        const double lb = lower_bound_s(Collective::allgather, t.nodes(), t, *model, n);
+                        EXPECT_GE(est, lb * (1 - 1e-9)) << a->name << " " << spec << " " << ms << " n=" << n;
+                        ++checked;
+                    }
+                }
+            }
+        }
+    EXPECT_GT(checked, 2000);
+}
+
+// The bounds themselves: approach 2's concentration on a ring of 3^m meets the simplified bound exactly (every
+// concentration step is tight), Lemma 1's hop term appears with hop time, and LogGP keeps the max form.
+TEST(GossipBounds, ValuesOfTheBounds) {
+    const auto wh = parse_model("wormhole:startup=10us,flit=1B,flit_time=1ns,hop_time=0ns,ports=2");
+    const Topology ring = Topology::parse("ring:27");
+    const GossipBounds b = gossip_bounds(27, ring, *wh, 1000);
+    EXPECT_TRUE(b.applies);
+    EXPECT_NEAR(b.concentration_s, 3 * 10e-6 + 26 * 1000e-9 / 2, 1e-12);  // r log_3 27 + 26/2 units
+    EXPECT_DOUBLE_EQ(b.lower_bound_s, lower_bound_s(Collective::allgather, 27, ring, *wh, 1000));
+    const auto hop = parse_model("wormhole:startup=1us,flit=1B,flit_time=1ns,hop_time=1us,ports=2");
+    EXPECT_NEAR(gossip_bounds(27, ring, *hop, 0).lemma1_s, 1e-6 + 13e-6, 1e-12);  // t_s + D t_h, D = 13
+    const auto lg = parse_model("loggp:L=5us,o=1us,g=2us,G=1ns/B,ports=2");
+    EXPECT_EQ(gossip_bounds(27, ring, *lg, 1000).concentration_s, 0);
+    EXPECT_FALSE(gossip_bounds(8, Topology::parse("hypercube:3"), *wh, 8).applies);
+    EXPECT_NEAR(theorem1_shape(729, 9), 729 * std::log(729.0) / std::log(81.0), 1e-9);
+    EXPECT_TRUE(std::isnan(theorem1_shape(729, 500)));
 }
 
 }  // namespace
