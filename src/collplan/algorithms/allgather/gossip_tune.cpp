@@ -139,6 +139,8 @@ DiagParams best_diagonal(const Topology& t, DiagParams base, double r, const Dia
                 DiagParams p = base;
                 p.a = a, p.b = b, p.k = k;
                 if (!diagonal_applies(t, p).empty()) continue;
+                const int g0 = torus ? n[0] / a : (n[0] + a - 1) / a;
+                if (s.b == 0 && g0 > 1 && round_factor(g0, b) > b) continue;  // b would act as a larger factor
                 const double c = diagonal_units(n, torus, p, r);
                 if (c < best_t - 1e-12) best_t = c, best = p;
             }
