@@ -43,7 +43,7 @@ const Registration reg{{
     .applies = [](const Problem& p) { return gossip::grid_applies(p, 2, 2); },
     .generate = generate,
     .default_topologies = {"torus2d", "mesh2d"},
-    .sweep_params = {{}, {{"colouring", "nodes"}}, {{"oneport", "1"}}, {{"colouring", "nodes"}, {"oneport", "1"}}},
+    .sweep_params = {{}, {{"colouring", "nodes"}, {"oneport", "1"}}},
 }};
 
 }  // namespace

@@ -46,6 +46,10 @@ int gossip_steps(int count, bool wrap) { return wrap ? count / 2 : count - 1; }
 
 }  // namespace
 
+// diagonal_units with the concentration trees' levels memoised per spacing (the search evaluates many (a, b, k)).
+double diagonal_units_cached(const std::vector<int>& n, bool torus, const DiagParams& p, double r,
+                             std::map<int, std::vector<Level>>* cache);
+
 double approach1_units(int n, bool wrap, double r, double unit) {
     return gossip_steps(n, wrap) * (r + unit);
 }
@@ -99,6 +103,11 @@ CircParams best_circgos(int n, bool wrap, double r, double unit, const CircSearc
 }
 
 double diagonal_units(const std::vector<int>& n, bool torus, const DiagParams& p, double r) {
+    return diagonal_units_cached(n, torus, p, r, nullptr);
+}
+
+double diagonal_units_cached(const std::vector<int>& n, bool torus, const DiagParams& p, double r,
+                             std::map<int, std::vector<Level>>* cache) {
     const int d = static_cast<int>(n.size()), C = p.colours;
     const double unit = 1.0 / C;
     double worst = 0;
@@ -106,7 +115,14 @@ double diagonal_units(const std::vector<int>& n, bool torus, const DiagParams& p
         std::vector<int> axes;
         for (int i = 0; i < d; ++i) axes.push_back((c + i) % d);
         const int g0 = torus ? n[0] / p.a : (n[0] + p.a - 1) / p.a;
-        double t = concentration_units(g0, p.radix, r, unit);
+        double t = 0;
+        if (cache) {
+            auto it = cache->find(g0);
+            if (it == cache->end()) it = cache->emplace(g0, tree_levels(g0, p.radix)).first;
+            for (const Level& lv : it->second) t += r + lv.largest * unit;
+        } else {
+            t = concentration_units(g0, p.radix, r, unit);
+        }
         double data = g0;  // PUs' data held by a bridgehead
         for (int ax : axes) {
             const int cnt = (n[ax] + g0 - 1) / g0;
@@ -132,6 +148,7 @@ DiagParams best_diagonal(const Topology& t, DiagParams base, double r, const Dia
     const bool torus = t.kind() == TopoKind::torus;
     DiagParams best = base;
     double best_t = HUGE_VAL;
+    std::map<int, std::vector<Level>> cache;
     const int a_hi = s.a > 0 ? s.a : n[0];
     for (int a = s.a > 0 ? s.a : 1; a <= a_hi; ++a)
         for (int b = s.b > 0 ? s.b : 2; b <= (s.b > 0 ? s.b : s.max_b); ++b)
@@ -141,7 +158,8 @@ DiagParams best_diagonal(const Topology& t, DiagParams base, double r, const Dia
                 if (!diagonal_applies(t, p).empty()) continue;
                 const int g0 = torus ? n[0] / a : (n[0] + a - 1) / a;
                 if (s.b == 0 && g0 > 1 && round_factor(g0, b) > b) continue;  // b would act as a larger factor
-                const double c = diagonal_units(n, torus, p, r);
+                if (g0 == 1 && ((s.b == 0 && b > 2) || (s.k == 0 && k > 1))) continue;  // no rounds: b, k unused
+                const double c = diagonal_units_cached(n, torus, p, r, &cache);
                 if (c < best_t - 1e-12) best_t = c, best = p;
             }
     if (best_t == HUGE_VAL) best.a = n[0];  // nothing applied: one bridgehead per PU of the row (always valid)
@@ -256,6 +274,17 @@ DiagParams diag_params(const Problem& p, bool sum_diagonal) {
     }
     if (!grid_topology(p.topology) || dims < 2) return d;  // applies() declines; nothing to search
     return best_diagonal(p.topology, d, ratio_param(p), s);
+}
+
+DiagParams diag_params_for_applies(const Problem& p, bool sum_diagonal) {
+    Problem q = p;
+    std::map<std::string, std::string> v = p.params.values();
+    const bool auto_a = list_param(p, "a", 0) == 0;
+    if (auto_a && grid_topology(p.topology)) v["a"] = std::to_string(p.topology.dims()[0]);
+    for (const char* key : {"b", "k"})
+        if (list_param(p, key, 0) == 0) v[key] = key[0] == 'b' ? "2" : "1";
+    q.params = Params(std::move(v));
+    return diag_params(q, sum_diagonal);
 }
 
 ParamSpec oneport_spec() {

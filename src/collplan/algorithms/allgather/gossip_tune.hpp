@@ -31,7 +31,7 @@ CircParams best_circgos(int n, bool wrap, double r, double unit, const CircSearc
 double diagonal_units(const std::vector<int>& sides, bool torus, const DiagParams& p, double r);
 struct DiagSearch {
     int a = 0, b = 0, k = 0;
-    int max_b = 16, max_k = 32;
+    int max_b = 16, max_k = 24;
 };
 // Only parameter sets the construction accepts (diagonal_applies) are considered.
 DiagParams best_diagonal(const Topology& t, DiagParams base, double r, const DiagSearch& s, double* cost = nullptr);
@@ -51,6 +51,9 @@ CircParams circ_params(const Problem& p, int n, bool wrap, double unit, int phas
 std::vector<PhaseChoice> phase_choices(const Problem& p, int colours);
 // torgos/cubgos parameters, autos resolved by best_diagonal.
 DiagParams diag_params(const Problem& p, bool sum_diagonal);
+// The same without the search: an auto a becomes n0 (g = 1, which always fits), so applies() stays cheap -- the
+// search only returns parameters that fit.
+DiagParams diag_params_for_applies(const Problem& p, bool sum_diagonal);
 
 // Parameter specs shared by the generators.
 ParamSpec oneport_spec();
