@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "collplan/model/bounds_gossip.hpp"
+
 namespace collplan {
 namespace {
 
@@ -345,7 +347,9 @@ double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model&
     const double both_ways = model.duplex ? 1.0 : 2.0;  // !duplex: sends and receives share the ports
     switch (c) {
         case Collective::barrier: return latency;
-        case Collective::allgather: return std::max(latency, both_ways * (P - 1) * n * beta / ports);
+        case Collective::allgather:  // + the gossip paper's bounds on lines, rings, meshes and tori
+            return std::max({latency, both_ways * (P - 1) * n * beta / ports,
+                             gossip_bounds(P, topo, model, n).lower_bound_s});
         case Collective::alltoall: {
             const double node = both_ways * (P - 1) * n * beta / ports;
             const int64_t links = topo.bisection_links();

@@ -65,7 +65,9 @@ Schedule::Schedule(Collective c, int ranks, uint32_t in_blocks, uint32_t out_blo
 }
 
 uint32_t Schedule::size_blocks() const {
-    return collective_ == Collective::allreduce ? std::max<uint32_t>(1, in_blocks_) : 1;
+    // allreduce: the vector's S segments; allgather: a contribution split into C chunks (in blocks)
+    const bool split = collective_ == Collective::allreduce || collective_ == Collective::allgather;
+    return split ? std::max<uint32_t>(1, in_blocks_) : 1;
 }
 
 size_t Schedule::total_ops() const {

@@ -11,8 +11,8 @@
 //   barrier                             -- global synchronisation; the k-th barrier of every rank matches
 //
 // Data is named by block segments (buffer, first block, number of blocks). Each rank has three buffers:
-//   in  -- its input (allgather: 1 block; alltoall(v): P blocks, block j goes to rank j; allreduce: S segments)
-//   out -- its output (allgather/alltoall(v): P blocks; allreduce: S segments)
+//   in  -- its input (allgather: 1 block, or C chunks; alltoall(v): P blocks, block j goes to rank j; allreduce: S segments)
+//   out -- its output (allgather: P*C blocks, chunk c of rank r at r*C+c; alltoall(v): P blocks; allreduce: S)
 //   tmp -- scratch of `tmp_blocks` blocks
 // Bytes are linear in the block size m: an op moves `units * m` bytes. For uniform collectives units is the
 // number of blocks; alltoallv schedules carry explicit units per op (the communication matrix entries).
@@ -122,7 +122,7 @@ public:
     std::vector<uint64_t> matrix;
 
     // Unit size of the collective's "message size" in blocks: the estimate for a user size of n bytes uses
-    // m = n / size_blocks() (allgather/alltoall: 1, allreduce: S, barrier: 1).
+    // m = n / size_blocks() (allgather: its C input chunks, usually 1; alltoall: 1, allreduce: S, barrier: 1).
     uint32_t size_blocks() const;
 
     const RankProgram& program(int rank) const { return programs_.at(rank); }

@@ -307,7 +307,9 @@ private:
             for (uint32_t b = 0; b < s_.blocks(Buf::in); ++b) {
                 const size_t sl = store_.slot(r, Buf::in, b);
                 switch (s_.collective()) {
-                    case Collective::allgather: store_.tok(sl) = r; break;
+                    case Collective::allgather:  // C = in blocks per rank: chunk b of rank r is block r*C + b
+                        store_.tok(sl) = static_cast<int64_t>(r) * s_.blocks(Buf::in) + b;
+                        break;
                     case Collective::alltoall:
                     case Collective::alltoallv:
                         store_.tok(sl) = static_cast<int64_t>(r) * P_ + b;
@@ -579,6 +581,10 @@ private:
             case Collective::allreduce: check_allreduce(); return;
             default: break;
         }
+        if (s_.collective() == Collective::allgather &&
+            s_.blocks(Buf::out) != static_cast<uint64_t>(P_) * s_.blocks(Buf::in))
+            fail("wrong-result", -1, -1, "allgather out buffer has " + std::to_string(s_.blocks(Buf::out)) +
+                 " blocks, expected P * in blocks = " + std::to_string(static_cast<uint64_t>(P_) * s_.blocks(Buf::in)));
         for (int r = 0; r < P_; ++r)
             for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
                 const int64_t want = s_.collective() == Collective::allgather ? b : static_cast<int64_t>(b) * P_ + r;

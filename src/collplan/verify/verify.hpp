@@ -1,6 +1,7 @@
 // The symbolic verifier: executes a schedule on symbolic data and checks that it is correct.
 //
-// Data model: allgather -- rank i contributes block b_i and ends with b_0..b_{P-1} in `out`; alltoall(v) --
+// Data model: allgather -- rank i contributes block b_i (or C chunks b_{iC..iC+C-1}) and ends with all P*C in
+// `out` in order; alltoall(v) --
 // rank i holds b_{i->j} in in[j] and rank j must end with b_{i->j} in out[i]; allreduce -- rank i contributes
 // x_i split into S segments, and every rank must end with every x_i exactly once per segment in `out` (in rank
 // order for non-commutative operations); barrier -- no rank finishes before every rank has started
