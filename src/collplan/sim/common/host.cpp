@@ -179,6 +179,7 @@ void Host::arrive_barrier(int r, uint32_t k) {
 }
 
 void Host::report_stuck() const {
+    if (net_ && !net_->stuck().empty()) throw Error("simulate: " + net_->stuck());
     std::string what;
     if (const auto w = match_.any_waiting()) {
         what = describe_op(s_, w->is_send ? w->sender : w->receiver, static_cast<uint32_t>(w->handle));

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "collplan/model/model.hpp"
@@ -51,6 +52,8 @@ public:
     virtual void on_event(Time t, const SimEvent& e) = 0;
     virtual void finish(SimResult& r, Time end) = 0;   // fills the network's statistics
     virtual size_t state_bytes() const = 0;
+    // Why the network holds messages that can never arrive ("" when it does not, e.g. a deadlock of buffers).
+    virtual std::string stuck() const { return ""; }
 };
 
 class Host {
