@@ -98,7 +98,7 @@ size_t Schedule::memory_bytes() const {
 }
 
 static bool same_op(const Op& a, const Op& b) {
-    return a.kind == b.kind && a.flags == b.flags && a.port == b.port && a.peer == b.peer && a.aux == b.aux &&
+    return a.kind == b.kind && a.flags == b.flags && a.port == b.port && a.ties == b.ties && a.peer == b.peer && a.aux == b.aux &&
            a.seg_begin == b.seg_begin && a.dep_begin == b.dep_begin;
 }
 
@@ -128,6 +128,14 @@ RankBuilder& RankBuilder::on_port(int port) {
     if (prog_.ops.empty()) throw Error("on_port() called before any op on rank " + std::to_string(rank_));
     if (port < 0 || port > 127) throw Error("port " + std::to_string(port) + " out of range (allowed: 0..127)");
     prog_.ops.back().port = static_cast<int8_t>(port);
+    return *this;
+}
+
+RankBuilder& RankBuilder::ties_minus(unsigned dims_mask) {
+    if (prog_.ops.empty() || prog_.ops.back().kind != OpKind::send)
+        throw Error("ties_minus() needs a send as the last op on rank " + std::to_string(rank_));
+    if (dims_mask > 255) throw Error("ties mask " + std::to_string(dims_mask) + " out of range (allowed: 0..255)");
+    prog_.ops.back().ties = static_cast<uint8_t>(dims_mask);
     return *this;
 }
 

@@ -25,6 +25,8 @@
 // Matching. The k-th send from rank i to rank j with tag t matches the k-th recv posted by rank j from rank i
 // with tag t, in program order (MPI's non-overtaking rule; executors post each channel in program order).
 //
+// Routes. A send may carry a torus route hint (Op::ties): which dimensions resolve a half-ring tie the - way.
+//
 // Memory: ops are 20 bytes, segments 8 bytes; a P = 4096 pairwise alltoall (33.5 million ops) takes < 1 GB.
 #pragma once
 #include <cstdint>
@@ -73,7 +75,8 @@ struct Op {
     OpKind kind = OpKind::calc;
     uint8_t flags = 0;
     int8_t port = kAnyPort;   // NIC/port the op uses (multi-port nodes); kAnyPort lets the backend choose
-    uint8_t reserved = 0;
+    uint8_t ties = 0;         // send: torus route hint, bit i = an offset of exactly half an even ring in
+                              // dimension i goes the - way (default +); see Topology::route
     int32_t peer = -1;        // send/recv: the other rank
     int32_t aux = 0;          // send/recv: tag; reduce/copy: number of source segments; calc: units
     uint32_t seg_begin = 0;   // into RankProgram::segs
@@ -165,6 +168,8 @@ public:
     uint32_t reduce(Segs src, Segs dst, Deps deps = {}, uint8_t flags = 0) { return reduce(std::span(src.begin(), src.size()), std::span(dst.begin(), dst.size()), std::span(deps.begin(), deps.size()), flags); }
     // Set the port of the most recently added op.
     RankBuilder& on_port(int port);
+    // Set the torus tie hint (Op::ties) of the most recently added op, which must be a send.
+    RankBuilder& ties_minus(unsigned dims_mask);
     uint32_t size() const { return static_cast<uint32_t>(prog_.ops.size()); }
 
     static constexpr uint64_t kBlockUnits = ~uint64_t{0};  // "units = number of blocks in the data segments"

@@ -98,6 +98,10 @@ void put_options(std::string& o, const OpView& v) {
         o += " port ";
         put_i(o, v.op.port);
     }
+    if (v.op.ties != 0) {
+        o += " ties ";
+        put_u(o, v.op.ties);
+    }
     if (!v.deps.empty()) {
         o += " after ";
         for (size_t i = 0; i < v.deps.size(); ++i) {
@@ -384,31 +388,35 @@ private:
     size_t line_ = 0;
 };
 
-// Options that may follow an op: reverse inverse units U port N after D,D,...
+// Options that may follow an op: reverse inverse units U port N ties M after D,D,...
 struct OpOptions {
     uint8_t flags = 0;
     uint64_t units = RankBuilder::kBlockUnits;
     int port = kAnyPort;
+    unsigned ties = 0;
     std::vector<uint32_t> deps;
 };
 
 void parse_options(Line& ln, OpKind kind, OpOptions& o) {
-    static const std::string kWhat = "'reverse', 'inverse', 'units', 'port', 'after' or end of line";
+    static const std::string kWhat = "'reverse', 'inverse', 'units', 'port', 'ties', 'after' or end of line";
     unsigned seen = 0;
     while (!ln.at_end()) {
         const std::string_view w = ln.peek_word();
         const unsigned bit = w == "reverse" ? 1 : w == "inverse" ? 2 : w == "units" ? 4 : w == "port" ? 8
-                             : w == "after" ? 16 : 0;
+                             : w == "after" ? 16 : w == "ties" ? 32 : 0;
         if (bit == 0 || (seen & bit)) ln.fail(bit ? "each option at most once" : kWhat);
         if ((bit & 3) && kind != OpKind::reduce) ln.fail("an option allowed on " + std::string(to_string(kind)));
         if (bit == 4 && kind != OpKind::send && kind != OpKind::recv && kind != OpKind::copy)
             ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('units' is for send, recv, copy)");
+        if (bit == 32 && kind != OpKind::send)
+            ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('ties' is for send)");
         seen |= bit;
         ln.word();
         if (bit == 1) o.flags |= opflag::reverse;
         if (bit == 2) o.flags |= opflag::inverse;
         if (bit == 4) o.units = ln.number("a number of units", RankBuilder::kBlockUnits - 1);
         if (bit == 8) o.port = static_cast<int>(ln.number("a port number 0..127", 127));
+        if (bit == 32) o.ties = static_cast<unsigned>(ln.number("a ties mask 0..255", 255));
         if (bit == 16) {
             do {
                 o.deps.push_back(static_cast<uint32_t>(ln.number("an op index", 0xffffffffu)));
@@ -485,9 +493,11 @@ void parse_op(Line& ln, RankBuilder& b, OpScratch& sc) {
     sc.opt.flags = 0;
     sc.opt.units = RankBuilder::kBlockUnits;
     sc.opt.port = kAnyPort;
+    sc.opt.ties = 0;
     sc.opt.deps.clear();
     add_op(ln, b, kind, sc);
     if (sc.opt.port != kAnyPort) at_line(ln.line_no(), [&] { b.on_port(sc.opt.port); });
+    if (sc.opt.ties != 0) at_line(ln.line_no(), [&] { b.ties_minus(sc.opt.ties); });
 }
 
 // A number on its own that must lie in [lo, hi]; an error names `expected` and shows the bad word.

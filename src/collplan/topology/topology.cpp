@@ -19,7 +19,7 @@
 //     j = 0..k-1: cable P*(1+l) + w*k + j, direction 0 up. So digit i of a level-0 switch is digit i+1 of its leaves.
 //
 // Routing. Grid: dimension-ordered, dimension 0 first; on a wrapped dimension the shorter way, a tie (even side,
-// exactly half way) in the + direction. Fat tree: up/down; the nearest common ancestor level h is the highest base-k
+// exactly half way) in the + direction unless bit i of `ties_minus` asks for the - direction in dimension i. Fat tree: up/down; the nearest common ancestor level h is the highest base-k
 // digit where the two leaves differ; going up from level l to l+1 sets digit l of the switch to digit l of the
 // destination (the D-mod-k rule, which spreads destinations over the up-links), then down to the destination.
 // Hops: 2*(h+1).
@@ -211,14 +211,16 @@ Link grid_hop(const GridDim& g, int node, int c, bool plus) {
     return {static_cast<int32_t>(2 * cable + dir), node, base + next * g.stride};
 }
 
-std::vector<Link> grid_route(const std::vector<int>& dims, int nodes, bool wrap, int a, int b) {
+std::vector<Link> grid_route(const std::vector<int>& dims, int nodes, bool wrap, int a, int b, unsigned ties_minus) {
     std::vector<Link> out;
     int cur = a;
+    unsigned dim = 0;
     for (const GridDim& g : grid_dims(dims, nodes, wrap)) {
         int ca = (cur / g.stride) % g.side;
         int cb = (b / g.stride) % g.side;
         int fwd = (cb - ca + g.side) % g.side;
-        bool plus = wrap ? fwd <= g.side - fwd : cb >= ca;
+        const bool tie_minus = dim < 8 && ((ties_minus >> dim++) & 1u) && fwd == g.side - fwd;
+        bool plus = wrap ? fwd <= g.side - fwd && !tie_minus : cb >= ca;
         int steps = wrap ? std::min(fwd, g.side - fwd) : std::abs(cb - ca);
         for (int s = 0; s < steps; ++s) {
             out.push_back(grid_hop(g, cur, ca, plus));
@@ -360,7 +362,7 @@ int Topology::distance(int a, int b) const {
     }
 }
 
-std::vector<Link> Topology::route(int a, int b) const {
+std::vector<Link> Topology::route(int a, int b, uint8_t ties_minus) const {
     check_node(*this, a);
     check_node(*this, b);
     if (a == b) return {};
@@ -369,7 +371,7 @@ std::vector<Link> Topology::route(int a, int b) const {
             check_full_ids(*this);
             return {Link{static_cast<int32_t>(int64_t(a) * (nodes_ - 1) + (b < a ? b : b - 1)), a, b}};
         case TopoKind::fattree: return fat_tree_route(fat_tree(dims_, nodes_), a, b);
-        default: return grid_route(dims_, nodes_, wraps(kind_), a, b);
+        default: return grid_route(dims_, nodes_, wraps(kind_), a, b, ties_minus);
     }
 }
 

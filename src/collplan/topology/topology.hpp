@@ -2,7 +2,7 @@
 //   line:P  ring:P  mesh:AxB[xC...]  torus:AxB[xC...]  hypercube:d  full:P  fattree:k,n
 // Ranks map to nodes one to one (rank r on node r; nodes numbered row-major, first coordinate fastest --
 // see coords()). Routing: dimension-ordered (lowest dimension first) on mesh/torus (ties on even torus rings
-// go in the + direction), e-cube (lowest differing bit first) on the hypercube, up/down on the fat tree
+// go in the + direction unless the message asks otherwise, see route()), e-cube (lowest differing bit first) on the hypercube, up/down on the fat tree
 // (up to the nearest common ancestor level, deterministic choice of up-links by destination digits).
 #pragma once
 #include <cstdint>
@@ -37,7 +37,9 @@ public:
     void check_ranks(int ranks) const;
 
     int distance(int a, int b) const;               // hops on the route from a to b (0 when a == b)
-    std::vector<Link> route(int a, int b) const;    // directed links in order
+    // Directed links in order. ties_minus: bit i set = in dimension i (i < 8) of a torus, an offset of exactly half
+    // an even ring goes the - way instead of the + way (the Op::ties hint of a send; both ways are shortest).
+    std::vector<Link> route(int a, int b, uint8_t ties_minus = 0) const;
     int num_links() const;                          // directed links (both directions of every cable)
     Link link(int id) const;
     int diameter() const;
