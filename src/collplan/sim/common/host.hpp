@@ -33,13 +33,14 @@ struct SimEvent {
     uint8_t kind;  // < kNetworkKinds: the host's; the rest the network's
 };
 inline constexpr uint8_t kNetworkKinds = 8;
-using SimQueue = EventQueue<SimEvent>;
+using SimQueue = RadixQueue<SimEvent>;  // monotone times: see event_queue.hpp
 
 struct Message {
     int32_t src, dst;
     double bytes;              // units * m, not rounded (the flow network is exact; the packet network rounds up)
     int send_port, recv_port;  // the ports the host holds for it (recv_port -1 without node contention)
     int recv_port_hint;        // the recv op's port (kAnyPort: none)
+    uint8_t ties;              // the send's torus route hint (Op::ties, for Topology::route)
 };
 
 class Host;

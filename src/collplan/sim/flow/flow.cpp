@@ -107,7 +107,7 @@ void FlowNet::begin(uint32_t id, Time t) {
     const Message& m = host_.message(id);
     advance(t);
     Flow f{id, static_cast<uint32_t>(routes_.size()), 0, m.bytes};
-    for (const Link& l : topo_.route(m.src, m.dst)) {
+    for (const Link& l : topo_.route(m.src, m.dst, m.ties)) {
         routes_.push_back(l.id);
         link_bytes_[static_cast<size_t>(l.id)] += m.bytes;  // fractional bytes: see Message
     }

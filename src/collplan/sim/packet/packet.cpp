@@ -7,7 +7,7 @@
 //   kOutFree  an output port finished a packet (scheduled only when other packets wait for it)
 //   kWake     credits came back to an output port or a NIC that was waiting for them, or a NIC may go on
 //   kNicReady a message is handed to its NIC (after the software overhead)
-//   kDeliver  a packet's tail has reached the destination NIC
+//   kDeliver  the last packet of a message has reached the destination NIC
 //   kLeft     the last packet of a message has left its NIC
 // Returned credits are not events: they are kept with their arrival time and picked up when the sender looks,
 // and a wake-up is scheduled only for a sender that waits for them.
@@ -46,7 +46,8 @@ struct PMsg {
     uint32_t eject = 0;           // ejection channel
     uint32_t nic = 0;             // global NIC index (= its injection channel - L)
     uint64_t left = 0;            // payload bytes not yet packetised
-    uint32_t undelivered = 0;     // packets not yet delivered (all packetised ones plus those to come)
+    uint32_t undelivered = 0;     // packets not yet handed to the ejection channel (including those to come)
+    Time delivered;               // when the last of those handed over so far reaches the NIC
     Time interval;                // pacing: least time between the starts of two packets of this message
 };
 
@@ -209,7 +210,7 @@ void PacketNet::route(PMsg& pm, const Message& m) const {
     pm.cls.clear();
     int dim = -1;
     uint8_t cls = 0;
-    for (const Link& l : topo_.route(m.src, m.dst)) {
+    for (const Link& l : topo_.route(m.src, m.dst, m.ties)) {
         pm.links.push_back(l.id);
         if (split_) {
             if (link_dim_[l.id] != dim) dim = link_dim_[l.id], cls = 0;
@@ -228,6 +229,7 @@ void PacketNet::start(uint32_t id, const Message& m, Time now) {
     pm.eject = ej(m.dst, ej_port);
     pm.nic = inj(m.src, j) - L_;
     pm.left = static_cast<uint64_t>(std::ceil(m.bytes - 1e-9));
+    pm.delivered = now;
     pm.undelivered = static_cast<uint32_t>(std::max<uint64_t>(1, (pm.left + net_.mtu - 1) / net_.mtu));
     const double full = static_cast<double>(std::min<uint64_t>(pm.left, net_.mtu) + net_.header);
     if (net_.pacing == Pacing::hops)
@@ -247,7 +249,7 @@ void PacketNet::on_event(Time t, const SimEvent& e) {
             nics_[msgs_[e.a].nic].queue.push_back(e.a);
             return try_nic(c, t);
         }
-        case kDeliver: return deliver(e.a, t);
+        case kDeliver: return host_.message_arrived(e.a, t);
         case kLeft: return host_.message_left(e.a, t);
         default: return;
     }
@@ -429,7 +431,7 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
         timeline_.add(dirs_.link_class[ch], now, end, k.bytes);
     }
     leave_buffer(p, end, now);
-    if (is_eject(ch)) return void(q_.push(end, SimEvent{p, 0, kDeliver}));
+    if (is_eject(ch)) return deliver(p, end);
     k.held = static_cast<uint32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(k.bytes), net_.buffer / flit_ * flit_)
                                                                          : flits(k.bytes));
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
@@ -457,12 +459,16 @@ void PacketNet::leave_buffer(uint32_t p, Time tail_out, Time now) {
         request(f.front(), now);
 }
 
-void PacketNet::deliver(uint32_t p, Time now) {
+// Packet p is on the ejection channel, its tail reaches the NIC at `end`; it needs no more events. The message
+// arrives when its last packet has (one event per message, not per packet).
+void PacketNet::deliver(uint32_t p, Time end) {
     const uint32_t id = packets_[p].msg;
     ++packets_[p].gen;
     free_packets_.push_back(p);
     --live_packets_;
-    if (--msgs_[id].undelivered == 0) host_.message_arrived(id, now);
+    PMsg& m = msgs_[id];
+    m.delivered = max(m.delivered, end);
+    if (--m.undelivered == 0) q_.push(m.delivered, SimEvent{id, 0, kDeliver});
 }
 
 void PacketNet::finish(SimResult& r, Time end) {
