@@ -33,7 +33,7 @@ struct SimEvent {
     uint8_t kind;  // < kNetworkKinds: the host's; the rest the network's
 };
 inline constexpr uint8_t kNetworkKinds = 8;
-using SimQueue = RadixQueue<SimEvent>;  // monotone times: see event_queue.hpp
+using SimQueue = EventQueue<SimEvent>;
 
 struct Message {
     int32_t src, dst;

@@ -11,6 +11,10 @@ uint64_t mix(int32_t a, int32_t b, int32_t c) {
 
 Matcher::Matcher() : slots_(64) {}
 
+void Matcher::prefetch(int32_t sender, int32_t receiver, int32_t tag) const {
+    __builtin_prefetch(&slots_[mix(receiver, sender, tag) & (slots_.size() - 1)]);
+}
+
 size_t Matcher::find(int32_t sender, int32_t receiver, int32_t tag) const {
     const size_t mask = slots_.size() - 1;
     size_t i = mix(receiver, sender, tag) & mask;

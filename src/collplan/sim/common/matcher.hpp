@@ -18,6 +18,8 @@ public:
     // of the partner it matched, or nothing when it waits.
     std::optional<uint64_t> post(bool is_send, int32_t sender, int32_t receiver, int32_t tag, uint64_t handle);
     size_t waiting() const { return waiting_; }
+    // Starts loading the home slot of a channel (the simulators prefetch the posts they will make soon).
+    void prefetch(int32_t sender, int32_t receiver, int32_t tag) const;
     // Some waiting post (for error messages): (is_send, sender, receiver, tag, handle); nothing if none waits.
     struct Waiting {
         bool is_send;

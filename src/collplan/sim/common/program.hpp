@@ -56,6 +56,7 @@ public:
     const RankCursor& cursor() const { return c_; }
     Time last_done() const { return latest_; }
     size_t memory_bytes() const { return c_.memory_bytes() + done_.capacity() * sizeof(Time); }
+    void prefetch() const { __builtin_prefetch(done_.data()); }
 
 private:
     RankCursor c_;

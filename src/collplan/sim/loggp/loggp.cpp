@@ -94,6 +94,7 @@ private:
     void rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t);
     void complete(int r, uint32_t k, Time done);
     void flush_freed();
+    void prefetch() const;
     [[noreturn]] void report_stuck() const;
 
     const Schedule& s_;
@@ -137,11 +138,12 @@ Time LogGPSim::local_time(int r, uint32_t k) const {
 
 // Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order.
 void LogGPSim::flush_freed() {
-    if (freed_.size() > 1)
-        std::stable_sort(freed_.begin(), freed_.end(), [&](const auto& a, const auto& b) {
-            if (a.first != b.first) return a.first < b.first;
-            return type_order(op(a.first, a.second).kind) < type_order(op(b.first, b.second).kind);
-        });
+    auto before = [&](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        return type_order(op(a.first, a.second).kind) < type_order(op(b.first, b.second).kind);
+    };
+    for (size_t i = 1; i < freed_.size(); ++i)  // stable insertion sort: the lists are short
+        for (size_t j = i; j > 0 && before(freed_[j], freed_[j - 1]); --j) std::swap(freed_[j], freed_[j - 1]);
     for (const auto& [r, k] : freed_) {
         const Op& o = op(r, k);
         Time t = max(cur_[r].ready_time(k), nexto(r, cpu(o)));
@@ -149,6 +151,31 @@ void LogGPSim::flush_freed() {
         q_.push(t, Ev{static_cast<uint32_t>(r), k, kOp});
     }
     freed_.clear();
+}
+
+// 65,536 ranks in lock step touch 65,536 programs, cursors and message records per step: start loading those of
+// the events a few places ahead while this one is processed (two stages: the program header, then its op).
+void LogGPSim::prefetch() const {
+    if (const auto* e = q_.upcoming(16)) {
+        const uint32_t r = e->p.type == kMsg ? static_cast<uint32_t>(msgs_[e->p.a].dst) : e->p.a;
+        __builtin_prefetch(&s_.program(static_cast<int>(r)));
+        __builtin_prefetch(&cur_[r]);
+        __builtin_prefetch(&nexto_[static_cast<size_t>(r) * p_.cpus]);
+    }
+    if (const auto* e = q_.upcoming(8)) {
+        if (e->p.type == kMsg) {
+            const Msg& m = msgs_[e->p.a];
+            match_.prefetch(m.src, m.dst, m.tag);
+            cur_[m.dst].prefetch();
+            return;
+        }
+        const RankProgram& prog = s_.program(static_cast<int>(e->p.a));
+        const Op& o = prog.ops[e->p.b];
+        __builtin_prefetch(prog.segs.data() + o.seg_begin);
+        __builtin_prefetch(prog.deps.data() + o.dep_begin);
+        cur_[e->p.a].prefetch();
+        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
+    }
 }
 
 void LogGPSim::complete(int r, uint32_t k, Time done) {
@@ -168,6 +195,7 @@ SimResult LogGPSim::run() {
     }
     while (!q_.empty()) {
         const auto e = q_.pop();
+        prefetch();
         if (e.p.type == kMsg) {
             on_msg(e.t, e.seq, e.p.a);
         } else {
