@@ -57,8 +57,9 @@ private:
     Time update_at_;
     // per-link scratch
     std::vector<double> cap_;
-    std::vector<uint32_t> count_, offset_, members_;
-    std::vector<int32_t> touched_;
+    std::vector<uint32_t> count_, offset_, members_, left_;
+    std::vector<int32_t> touched_, changed_;
+    std::vector<uint8_t> mark_;
     // statistics
     std::vector<double> link_bytes_;
     DirectionClasses dirs_;
@@ -77,6 +78,8 @@ FlowNet::FlowNet(const Topology& topo, const Model& model, const NetParams& net,
     const auto L = static_cast<size_t>(topo.num_links());
     cap_.assign(L, 0.0);
     count_.assign(L, 0);
+    left_.assign(L, 0);
+    mark_.assign(L, 0);
     offset_.assign(L + 1, 0);
     link_bytes_.assign(L, 0.0);
 }
@@ -180,22 +183,39 @@ void FlowNet::rates() {
     }
     for (int32_t l : touched_) offset_[l] -= count_[l];  // back to the start of each link's run
     using Item = std::pair<double, int32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-    for (int32_t l : touched_) heap.emplace(cap_[l] / count_[l], l);
-    std::vector<uint32_t> left(count_);  // unfrozen flows per link
+    std::vector<Item> items;
+    items.reserve(touched_.size());
+    for (int32_t l : touched_) items.emplace_back(cap_[l] / count_[l], l), left_[l] = count_[l];
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap(std::greater<Item>(), std::move(items));
+    std::vector<int32_t> level;
     while (!heap.empty()) {
-        const auto [share, l] = heap.top();
-        heap.pop();
-        if (left[l] == 0 || share != cap_[l] / left[l]) continue;  // stale
-        for (uint32_t x = offset_[l]; x < offset_[l] + count_[l]; ++x) {
-            Flow& f = flows_[members_[x]];
-            if (f.frozen) continue;
-            f.frozen = true;
-            f.rate = std::max(share, 1e-18);  // a share worn to 0 by rounding must not stall the flow
-            for (int32_t o : route(f)) {
-                cap_[o] = std::max(0.0, cap_[o] - share);
-                if (--left[o] > 0 && o != l) heap.emplace(cap_[o] / left[o], o);
+        // All links whose share is the smallest (to 1e-9 relative) form one level: their flows freeze together,
+        // and each link whose share changed goes back into the heap once per level.
+        const double share = heap.top().first;
+        level.clear();
+        while (!heap.empty() && heap.top().first <= share * (1 + 1e-9)) {
+            const auto [sh, l] = heap.top();
+            heap.pop();
+            if (left_[l] > 0 && sh == cap_[l] / left_[l]) level.push_back(l);  // else stale
+        }
+        changed_.clear();
+        for (int32_t l : level) {
+            const double s_l = left_[l] > 0 ? cap_[l] / left_[l] : share;
+            for (uint32_t x = offset_[l]; x < offset_[l] + count_[l]; ++x) {
+                Flow& f = flows_[members_[x]];
+                if (f.frozen) continue;
+                f.frozen = true;
+                f.rate = std::max(s_l, 1e-18);  // a share worn to 0 by rounding must not stall the flow
+                for (int32_t o : route(f)) {
+                    cap_[o] = std::max(0.0, cap_[o] - f.rate);
+                    --left_[o];
+                    if (!mark_[o]) mark_[o] = 1, changed_.push_back(o);
+                }
             }
+        }
+        for (int32_t o : changed_) {
+            mark_[o] = 0;
+            if (left_[o] > 0) heap.emplace(cap_[o] / left_[o], o);
         }
     }
     for (int32_t l : touched_) count_[l] = 0;
