@@ -18,6 +18,7 @@ class Machine:
     model: str             # model spec understood by the core, e.g. "hockney:alpha=1.6us,beta=0.3ns/B"
     sources: dict = field(default_factory=dict)
     path: str = ""
+    network: str = ""      # simulator parameters from the [network] table, e.g. "mtu=2048B,vcs=2" ("" = defaults)
 
 
 def machine_names() -> list[str]:
@@ -32,6 +33,19 @@ def _model_spec(model: dict, where: str) -> str:
     keys = [k for k in model if k != "kind"]
     spec = model["kind"] + ":" + ",".join(f"{k}={model[k]}" for k in keys)
     return _core.check_model(spec)  # canonical form; raises CollplanError naming the bad key or value
+
+
+def _network_spec(network, where: str) -> str:
+    """The [network] table (simulator parameters, docs/simulation.md) as a canonical spec string."""
+    if network is None:
+        return ""
+    if not isinstance(network, dict):
+        raise CollplanError(f"machine file {where}: [network] must be a table")
+    spec = ",".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in network.items())
+    try:
+        return _core.check_network(spec)
+    except CollplanError as e:
+        raise CollplanError(f"machine file {where}: {e}") from None
 
 
 def load_machine(name_or_path: str) -> Machine:
@@ -54,4 +68,5 @@ def load_machine(name_or_path: str) -> Machine:
         _core.Topology.parse(topo)
     return Machine(name=str(data.get("name", path.stem)), description=str(data.get("description", "")),
                    topology=topo, model=_model_spec(data["model"], str(path)),
-                   sources=dict(data.get("sources", {})), path=str(path))
+                   sources=dict(data.get("sources", {})), path=str(path),
+                   network=_network_spec(data.get("network"), str(path)))

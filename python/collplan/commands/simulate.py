@@ -1,0 +1,108 @@
+"""`collplan simulate`: run a schedule through the loggp, flow or packet simulator (docs/simulation.md)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import _core
+from .._core import CollplanError
+from ..api import algorithms, schedule
+from ..cli import COLLECTIVES, _add_problem, _params, _ranks_topology, _schedule_from_args
+from ..machines import load_machine, machine_names
+from ..sim import FIDELITIES, simulate
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets")
+    _add_problem(p)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
+    g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=0.25ns/B")
+    p.add_argument("--fidelity", choices=FIDELITIES, default="flow")
+    p.add_argument("--network", default="", help="network parameters key=value,... (override the machine's)")
+    p.add_argument("--set", action="append", metavar="K=V", help="one network parameter (repeatable)")
+    p.add_argument("--size", default=None, help="collective message size (default 1MiB)")
+    p.add_argument("--sizes", default=None, help="several sizes: 16B..1MiB, 8,1KiB,... (time-vs-size)")
+    p.add_argument("--seed", type=int, default=0, help="seed (packet: arbitration=random)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--links", action="store_true", help="with --json: per-link and per-rank arrays too")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="one size: per-direction link utilisation (2D torus heat maps); several: time vs size")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.set_defaults(func=cmd_simulate)
+
+
+def _network(args) -> str:
+    parts = [args.network] if args.network else []
+    for kv in args.set or []:
+        if "=" not in kv or kv.startswith("="):
+            raise CollplanError(f"--set '{kv}' is not of the form KEY=VALUE")
+        parts.append(kv)
+    return ",".join(parts)
+
+
+def _schedules(args, machine_topo: str) -> list:
+    if args.schedule or args.algorithm != "all":
+        return [_schedule_from_args(args, machine_topo)]
+    if not args.collective:
+        raise CollplanError("simulate needs --collective with --algorithm all")
+    if args.param:
+        raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
+    ranks, topo = _ranks_topology(args, machine_topo)
+    p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
+    out = [schedule(a["name"], ranks=ranks, topology=topo) for a in algorithms(args.collective)
+           if not _core.applies(a["name"], p, topo or "", {})]
+    if not out:
+        raise CollplanError(f"no {args.collective} algorithm applies to P={p} on {topo or f'full:{p}'}")
+    return out
+
+
+def cmd_simulate(args) -> int:
+    if args.size and args.sizes:
+        raise CollplanError("give --size or --sizes, not both")
+    machine_topo = load_machine(args.machine).topology if args.machine else ""
+    sizes = _core.parse_sizes(args.sizes) if args.sizes else [_core.parse_size(args.size or "1MiB")]
+    net = _network(args)
+    progress = not args.no_progress and sys.stderr.isatty()
+    rows = []
+    for s in _schedules(args, machine_topo):
+        for n in sizes:
+            rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
+                                 network=net, topology=args.topology or None, seed=args.seed, progress=progress))
+    if args.plot:
+        from ..simplot import plot_links, plot_times
+        if len(rows) == 1:
+            plot_links(rows[0], args.plot)
+        else:
+            plot_times(rows, args.plot)
+    if args.json:
+        print(json.dumps({"results": [r.as_dict(links=args.links) for r in rows]}, indent=2))
+        return 0
+    _print(rows, args)
+    return 0
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _print(rows, args) -> None:
+    r0 = rows[0]
+    where = args.machine or args.model
+    print(f"# {r0.collective}, P={r0.ranks} on {r0.topology}, {where}, fidelity {r0.fidelity}")
+    print(f"{'algorithm':28s} {'size':>8s} {'time':>10s} {'ideal':>10s} {'ratio':>7s} {'links mean/max':>15s} "
+          f"{'events':>10s} {'wall':>7s}")
+    for r in rows:
+        u = r.link_utilisation().get("all")
+        links = f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-"
+        print(f"{r.algorithm:28s} {_core.format_bytes(r.size_bytes):>8s} {_core.format_time(r.time_s):>10s} "
+              f"{_core.format_time(r.ideal_s):>10s} {r.ratio:7.3f} {links:>15s} {r.events:10d} {r.wall_s:6.2f}s")
+    if len(rows) == 1 and r0.directions:
+        util = r0.link_utilisation()
+        print("# link utilisation by direction (mean/max): " +
+              ", ".join(f"{d} {_pct(util[d]['mean'])}/{_pct(util[d]['max'])}" for d in r0.directions if d in util))
+    if len(rows) == 1:
+        print(f"# per-rank completion: min {_core.format_time(min(r0.rank_time_s))}, "
+              f"max {_core.format_time(max(r0.rank_time_s))} (rank {r0.critical_rank})")
+    if args.plot:
+        print(f"# plot written to {args.plot}")

@@ -1,0 +1,316 @@
+// The LogGOPS engine. Semantics (those of LogGOPSim; see docs/simulation.md for the mapping and differences):
+//
+//   Each node has `cpus` CPUs and `nics` NICs; an op uses CPU (port mod cpus) and NIC (port mod nics), 0 when it
+//   names no port. Per CPU c and NIC n the engine keeps when they are next free: nexto[c], nextgs[n] (sending) and
+//   nextgr[n] (receiving). b = max(0, s - 1) for a message of s bytes.
+//   - An op that becomes ready is queued at max(ready time, nexto[c]) (a send also waits for nextgs[n]).
+//   - send at t (once nexto[c] <= t and nextgs[n] <= t, else it is re-queued with its place kept):
+//       nexto[c] = t + o + b O, nextgs[n] = t + g + b G; the message arrives at the receiver at t + o + L.
+//       An eager message (s <= S) completes the send at once (its dependents wait for nexto[c]); a rendezvous
+//       message completes it only when the receiver matches it, and then lifts the sender's nexto/nextgs to that time.
+//   - arrival at t on the receiver (once nexto[c] <= t and nextgr[n] <= t, with the sender's c and n, else re-queued):
+//       nexto[c] = t + o + max(b O, b G), nextgr[n] = t + g + b G; it completes the oldest posted matching recv,
+//       or waits in the unexpected queue.
+//   - recv at t: completes at t if its message is in the unexpected queue (the o was paid at arrival), else it is
+//       posted and waits for the arrival.
+//   - copy/reduce/calc: on CPU c for the model's copy_s/reduce_s/calc_s of its bytes.
+//   - barrier (collplan only; GOAL has none): the k-th barrier of every rank completes at the latest arrival plus
+//       the model's barrier_s(P), and holds the rank's CPU until then.
+//   A rank finishes at the latest nexto of its CPUs. Events are ordered by (time, insertion number); ops freed by
+//   one event are queued by rank, then sends before recvs before local ops, then program order.
+#include "collplan/sim/loggp/loggp.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collplan/sim/common/event_queue.hpp"
+#include "collplan/sim/common/matcher.hpp"
+#include "collplan/sim/common/program.hpp"
+#include "collplan/sim/simulate.hpp"
+
+namespace collplan::sim {
+
+LogGPParams loggp_params(const Model& model, const NetParams& net) {
+    LogGPParams p;
+    double L = model.startup_s(), o = 0, g = 0, G = model.per_byte_s(), O = 0;
+    if (model.kind() == "loggp") {  // recover the model's own parameters from its message times
+        const MessageTime m0 = model.message(0, 1), m1 = model.message(1, 1), m2 = model.message(2, 1);
+        o = m0.send_done;
+        L = m0.recv_done - 2 * o;
+        g = m0.send_busy;
+        O = m1.send_done - o;
+        G = m2.send_done - o - 2 * O;
+    }
+    auto pick = [](double given, double derived) { return given >= 0 ? given : derived; };
+    p.L = Time::seconds(pick(net.L_s, L));
+    p.o = Time::seconds(pick(net.o_s, o));
+    p.g = Time::seconds(pick(net.g_s, g));
+    p.G_ps = std::max(0.0, pick(net.G_s_per_byte, G)) * 1e12;
+    p.O_ps = std::max(0.0, pick(net.O_s_per_byte, O)) * 1e12;
+    p.S = net.eager_bytes;
+    p.cpus = net.cpus;
+    p.nics = net.ports > 0 ? net.ports : std::max(1, model.ports);
+    return p;
+}
+
+namespace {
+
+enum EvType : uint8_t { kOp = 0, kMsg = 1 };
+struct Ev {
+    uint32_t a;  // kOp: rank; kMsg: message index
+    uint32_t b;  // kOp: op index
+    uint8_t type;
+};
+struct Msg {
+    int32_t src, dst, tag;
+    uint32_t send_op;
+    uint64_t bytes;
+    uint8_t cpu, nic;
+};
+
+int type_order(OpKind k) { return k == OpKind::send ? 0 : k == OpKind::recv ? 1 : 2; }
+
+class LogGPSim {
+public:
+    LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt);
+    SimResult run();
+
+private:
+    const Op& op(int r, uint32_t k) const { return s_.program(r).ops[k]; }
+    int cpu(const Op& o) const { return o.port >= 0 ? o.port % p_.cpus : 0; }
+    int nic(const Op& o) const { return o.port >= 0 ? o.port % p_.nics : 0; }
+    Time& nexto(int r, int c) { return nexto_[static_cast<size_t>(r) * p_.cpus + c]; }
+    Time& nextgs(int r, int n) { return nextgs_[static_cast<size_t>(r) * p_.nics + n]; }
+    Time& nextgr(int r, int n) { return nextgr_[static_cast<size_t>(r) * p_.nics + n]; }
+    uint64_t bytes(int r, uint32_t k) const { return op_bytes(s_.op(r, k).units, m_); }
+    Time body(uint64_t s, double per_byte) const { return bytes_time(static_cast<double>(s > 0 ? s - 1 : 0), per_byte); }
+    Time local_time(int r, uint32_t k) const;
+
+    void on_send(Time t, uint64_t seq, int r, uint32_t k);
+    void on_recv(Time t, int r, uint32_t k);
+    void on_local(Time t, uint64_t seq, int r, uint32_t k);
+    void on_barrier(Time t, int r, uint32_t k);
+    void on_msg(Time t, uint64_t seq, uint32_t m);
+    void rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t);
+    void complete(int r, uint32_t k, Time done);
+    void flush_freed();
+    void prefetch() const;
+    [[noreturn]] void report_stuck() const;
+
+    const Schedule& s_;
+    const Model& model_;
+    const LogGPParams p_;
+    const SimOptions& opt_;
+    const double m_;
+    const int P_;
+    std::vector<TimedCursor> cur_;
+    std::vector<Time> nexto_, nextgs_, nextgr_;
+    Matcher match_;
+    std::vector<Msg> msgs_;
+    std::vector<uint32_t> free_msgs_;
+    EventQueue<Ev> q_;
+    std::vector<std::pair<int, uint32_t>> freed_;
+    std::vector<uint32_t> tmp_;
+    std::vector<std::pair<int, uint32_t>> barrier_waiting_;
+    Time barrier_latest_;
+    uint64_t done_ops_ = 0, messages_ = 0;
+    size_t peak_state_ = 0;
+};
+
+LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
+    : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes)), P_(s.ranks()) {
+    cur_.reserve(static_cast<size_t>(P_));
+    for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
+    nexto_.assign(static_cast<size_t>(P_) * p_.cpus, Time::zero());
+    nextgs_.assign(static_cast<size_t>(P_) * p_.nics, Time::zero());
+    nextgr_.assign(static_cast<size_t>(P_) * p_.nics, Time::zero());
+}
+
+Time LogGPSim::local_time(int r, uint32_t k) const {
+    const double b = static_cast<double>(bytes(r, k));
+    switch (op(r, k).kind) {
+        case OpKind::copy: return Time::seconds(model_.copy_s(b));
+        case OpKind::reduce: return Time::seconds(model_.reduce_s(b));
+        case OpKind::calc: return Time::seconds(model_.calc_s(b));
+        default: return Time::zero();
+    }
+}
+
+// Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order.
+void LogGPSim::flush_freed() {
+    auto before = [&](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        return type_order(op(a.first, a.second).kind) < type_order(op(b.first, b.second).kind);
+    };
+    for (size_t i = 1; i < freed_.size(); ++i)  // stable insertion sort: the lists are short
+        for (size_t j = i; j > 0 && before(freed_[j], freed_[j - 1]); --j) std::swap(freed_[j], freed_[j - 1]);
+    for (const auto& [r, k] : freed_) {
+        const Op& o = op(r, k);
+        Time t = max(cur_[r].ready_time(k), nexto(r, cpu(o)));
+        if (o.kind == OpKind::send) t = max(t, nextgs(r, nic(o)));
+        q_.push(t, Ev{static_cast<uint32_t>(r), k, kOp});
+    }
+    freed_.clear();
+}
+
+// 65,536 ranks in lock step touch 65,536 programs, cursors and message records per step: start loading those of
+// the events a few places ahead while this one is processed (two stages: the program header, then its op).
+void LogGPSim::prefetch() const {
+    if (const auto* e = q_.upcoming(16)) {
+        const uint32_t r = e->p.type == kMsg ? static_cast<uint32_t>(msgs_[e->p.a].dst) : e->p.a;
+        __builtin_prefetch(&s_.program(static_cast<int>(r)));
+        __builtin_prefetch(&cur_[r]);
+        __builtin_prefetch(&nexto_[static_cast<size_t>(r) * p_.cpus]);
+    }
+    if (const auto* e = q_.upcoming(8)) {
+        if (e->p.type == kMsg) {
+            const Msg& m = msgs_[e->p.a];
+            match_.prefetch(m.src, m.dst, m.tag);
+            cur_[m.dst].prefetch();
+            return;
+        }
+        const RankProgram& prog = s_.program(static_cast<int>(e->p.a));
+        const Op& o = prog.ops[e->p.b];
+        __builtin_prefetch(prog.segs.data() + o.seg_begin);
+        __builtin_prefetch(prog.deps.data() + o.dep_begin);
+        cur_[e->p.a].prefetch();
+        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
+    }
+}
+
+void LogGPSim::complete(int r, uint32_t k, Time done) {
+    ++done_ops_;
+    tmp_.clear();
+    cur_[r].complete(k, done, tmp_);
+    for (uint32_t x : tmp_) freed_.emplace_back(r, x);
+}
+
+SimResult LogGPSim::run() {
+    Progress progress(opt_.progress, "loggp", s_.total_ops());
+    for (int r = 0; r < P_; ++r) {
+        tmp_.clear();
+        cur_[r].start(tmp_);
+        for (uint32_t x : tmp_) freed_.emplace_back(r, x);
+        flush_freed();
+    }
+    while (!q_.empty()) {
+        const auto e = q_.pop();
+        prefetch();
+        if (e.p.type == kMsg) {
+            on_msg(e.t, e.seq, e.p.a);
+        } else {
+            const int r = static_cast<int>(e.p.a);
+            switch (op(r, e.p.b).kind) {
+                case OpKind::send: on_send(e.t, e.seq, r, e.p.b); break;
+                case OpKind::recv: on_recv(e.t, r, e.p.b); break;
+                case OpKind::barrier: on_barrier(e.t, r, e.p.b); break;
+                default: on_local(e.t, e.seq, r, e.p.b); break;
+            }
+        }
+        flush_freed();
+        progress.update(done_ops_);
+        if ((q_.pushed() & 0xffff) == 0) peak_state_ = std::max(peak_state_, q_.capacity_bytes() + match_.memory_bytes());
+    }
+    SimResult res;
+    res.rank_time_s.resize(static_cast<size_t>(P_));
+    for (int r = 0; r < P_; ++r) {
+        if (!cur_[r].finished()) report_stuck();
+        Time fin = Time::zero();
+        for (int c = 0; c < p_.cpus; ++c) fin = max(fin, nexto(r, c));
+        res.rank_time_s[r] = fin.to_seconds();
+        if (res.rank_time_s[r] > res.time_s) res.time_s = res.rank_time_s[r], res.critical_rank = r;
+    }
+    res.events = q_.pushed();
+    res.messages = messages_;
+    res.state_bytes = std::max(peak_state_, q_.capacity_bytes() + match_.memory_bytes()) + msgs_.capacity() * sizeof(Msg) +
+                      (nexto_.size() + nextgs_.size() + nextgr_.size()) * sizeof(Time) + cur_.capacity() * sizeof(TimedCursor);
+    return res;
+}
+
+void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
+    const Op& o = op(r, k);
+    const int c = cpu(o), n = nic(o);
+    const Time avail = max(nexto(r, c), nextgs(r, n));
+    if (avail > t) return q_.push_keep(avail, seq, Ev{static_cast<uint32_t>(r), k, kOp});
+    const uint64_t s = bytes(r, k);
+    nexto(r, c) = t + p_.o + body(s, p_.O_ps);
+    nextgs(r, n) = t + p_.g + body(s, p_.G_ps);
+    uint32_t m;
+    if (!free_msgs_.empty()) m = free_msgs_.back(), free_msgs_.pop_back();
+    else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
+    msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
+    ++messages_;
+    q_.push(t + p_.o + p_.L, Ev{m, 0, kMsg});
+    if (static_cast<int64_t>(s) <= p_.S) complete(r, k, nexto(r, c));
+}
+
+void LogGPSim::on_recv(Time t, int r, uint32_t k) {
+    const Op& o = op(r, k);
+    const auto m = match_.post(false, o.peer, r, o.tag(), k);
+    if (!m) return;  // posted; the arrival completes it
+    const Msg msg = msgs_[*m];
+    free_msgs_.push_back(static_cast<uint32_t>(*m));
+    if (static_cast<int64_t>(msg.bytes) > p_.S) rendezvous_done(msg.src, msg.send_op, cpu(o), nic(o), t);
+    complete(r, k, t);
+}
+
+void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
+    const Msg msg = msgs_[m];
+    const int r = msg.dst, c = msg.cpu % p_.cpus, n = msg.nic % p_.nics;
+    const Time avail = max(nexto(r, c), nextgr(r, n));
+    if (avail > t) return q_.push_keep(avail, seq, Ev{m, 0, kMsg});
+    nexto(r, c) = t + p_.o + max(body(msg.bytes, p_.O_ps), body(msg.bytes, p_.G_ps));
+    nextgr(r, n) = t + p_.g + body(msg.bytes, p_.G_ps);
+    const auto k = match_.post(true, msg.src, r, msg.tag, m);
+    if (!k) return;  // unexpected: waits for its recv
+    free_msgs_.push_back(m);
+    if (static_cast<int64_t>(msg.bytes) > p_.S) rendezvous_done(msg.src, msg.send_op, c, n, t);
+    complete(r, static_cast<uint32_t>(*k), nexto(r, c));
+}
+
+void LogGPSim::rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t) {
+    nexto(sender, c) = max(nexto(sender, c), t);
+    nextgs(sender, n) = max(nextgs(sender, n), t);
+    complete(sender, send_op, t);
+}
+
+void LogGPSim::on_local(Time t, uint64_t seq, int r, uint32_t k) {
+    const int c = cpu(op(r, k));
+    if (nexto(r, c) > t) return q_.push_keep(nexto(r, c), seq, Ev{static_cast<uint32_t>(r), k, kOp});
+    nexto(r, c) = t + local_time(r, k);
+    complete(r, k, nexto(r, c));
+}
+
+void LogGPSim::on_barrier(Time t, int r, uint32_t k) {
+    barrier_waiting_.emplace_back(r, k);
+    barrier_latest_ = max(barrier_latest_, t);
+    if (barrier_waiting_.size() < static_cast<size_t>(P_)) return;
+    const Time release = barrier_latest_ + Time::seconds(model_.barrier_s(P_));
+    for (const auto& [rr, kk] : barrier_waiting_) {
+        Time& o = nexto(rr, cpu(op(rr, kk)));
+        o = max(o, release);
+        complete(rr, kk, release);
+    }
+    barrier_waiting_.clear();
+    barrier_latest_ = Time::zero();
+}
+
+void LogGPSim::report_stuck() const {
+    std::string what;
+    if (const auto w = match_.any_waiting()) {
+        what = w->is_send ? describe_op(s_, msgs_[w->handle].src, msgs_[w->handle].send_op)
+                          : describe_op(s_, w->receiver, static_cast<uint32_t>(w->handle));
+    } else {
+        for (int r = 0; r < P_ && what.empty(); ++r)
+            if (!cur_[r].finished()) what = describe_op(s_, r, cur_[r].cursor().group_begin());
+    }
+    throw Error("simulate: " + what + " never completes -- run `collplan verify`");
+}
+
+}  // namespace
+
+SimResult simulate_loggp(const Schedule& s, const Model& model, const NetParams& net, const SimOptions& opt) {
+    return LogGPSim(s, model, loggp_params(model, net), opt).run();
+}
+
+}  // namespace collplan::sim

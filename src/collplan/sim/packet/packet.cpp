@@ -1,0 +1,506 @@
+// The packet network (semantics in packet.hpp and docs/simulation.md).
+//
+// Channels: ids [0, L) are the topology's directed links, then P * ports injection channels (NIC -> router),
+// then P * ports ejection channels (router -> NIC). Every channel but the ejection ones ends in an input buffer of
+// `vcs` VCs; its sender (an output port, or a NIC) keeps the credits of those VCs. Events (kinds after the host's):
+//   kArrive   a packet's head has reached its router and passed the router pipeline: it may request its output
+//   kOutFree  an output port finished a packet (scheduled only when other packets wait for it)
+//   kWake     credits came back to an output port or a NIC that was waiting for them, or a NIC may go on
+//   kNicReady a message is handed to its NIC (after the software overhead)
+//   kDeliver  the last packet of a message has reached the destination NIC
+//   kLeft     the last packet of a message has left its NIC
+// Returned credits are not events: they are kept with their arrival time and picked up when the sender looks,
+// and a wake-up is scheduled only for a sender that waits for them.
+#include "collplan/sim/packet/packet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "collplan/sim/common/host.hpp"
+#include "collplan/sim/simulate.hpp"
+
+namespace collplan::sim {
+namespace {
+
+enum Kind : uint8_t { kArrive = kNetworkKinds, kOutFree, kWake, kNicReady, kDeliver, kLeft };
+constexpr uint32_t kNone = 0xffffffffu;
+
+struct Packet {
+    uint32_t msg;      // host message id
+    uint32_t bytes;    // on the wire: payload + header
+    uint32_t in_ch;    // the channel whose downstream buffer holds the packet now
+    uint16_t hop;      // index of the next route link (== route length: eject)
+    uint8_t vc;
+    bool last;         // the last packet of its message
+    bool requested;    // waits in the requests of its next output
+    uint32_t held;     // credit bytes it holds in its buffer
+    uint32_t gen;      // numbers its kArrive events (a stale one is ignored)
+    Time ready;        // may leave its router from then on
+    Time tail_in;      // its tail has fully arrived by then
+};
+
+struct PMsg {
+    std::vector<int32_t> links;   // the route
+    std::vector<uint8_t> cls;     // VC class of each route link's downstream buffer
+    uint32_t eject = 0;           // ejection channel
+    uint32_t nic = 0;             // global NIC index (= its injection channel - L)
+    uint64_t left = 0;            // payload bytes not yet packetised
+    uint32_t undelivered = 0;     // packets not yet handed to the ejection channel (including those to come)
+    Time delivered;               // when the last of those handed over so far reaches the NIC
+    Time interval;                // pacing: least time between the starts of two packets of this message
+};
+
+struct Credit {
+    Time t;
+    uint32_t bytes;
+    uint8_t vc;
+};
+
+
+struct Channel {
+    double ps_per_byte = 0;
+    Time latency;                     // wire delay (links only)
+    Time busy_until;
+    uint32_t rr = 0;                  // round-robin pointer over input channels
+    bool free_pending = false, stalled = false, wake_pending = false;
+    std::vector<uint32_t> requests;   // packets waiting for this output
+    std::vector<Credit> returning;    // credits on their way back to this channel's sender
+};
+
+struct Nic {
+    std::deque<uint32_t> queue;       // messages, in order
+    Time next_allowed;                // pacing
+};
+
+class PacketNet final : public Network {
+public:
+    PacketNet(const Topology& topo, const NetParams& net, int ports, SimQueue& q, Host& host, const SimOptions& opt);
+    void start(uint32_t id, const Message& m, Time now) override;
+    void on_event(Time t, const SimEvent& e) override;
+    void finish(SimResult& r, Time end) override;
+    size_t state_bytes() const override;
+    std::string stuck() const override;
+
+private:
+    uint32_t inj(int node, int j) const { return L_ + static_cast<uint32_t>(node * ports_ + j); }
+    uint32_t ej(int node, int j) const { return L_ + static_cast<uint32_t>((P_ + node) * ports_ + j); }
+    bool is_eject(uint32_t ch) const { return ch >= L_ + static_cast<uint32_t>(P_ * ports_); }
+    bool is_inject(uint32_t ch) const { return ch >= L_ && !is_eject(ch); }
+    size_t at(uint32_t ch, int vc) const { return static_cast<size_t>(ch) * vcs_ + vc; }
+    uint32_t next_out(const Packet& p) const;
+    uint32_t flits(uint32_t bytes) const { return static_cast<uint32_t>((bytes + flit_ - 1) / flit_ * flit_); }
+    Time xfer(uint32_t ch, uint64_t bytes) const { return bytes_time(static_cast<double>(bytes), ch_[ch].ps_per_byte); }
+
+    void classify_links(const Topology& topo);
+    void route(PMsg& pm, const Message& m) const;
+    void try_nic(uint32_t ch, Time now);
+    void inject(uint32_t ch, uint32_t id, int vc, Time now);
+    void arrive(uint32_t p, Time now);
+    void request(uint32_t p, Time now);
+    void try_output(uint32_t ch, Time now);
+    int pick(uint32_t ch, Time now, int* vc_out);
+    int choose_vc(uint32_t ch, int cls, uint32_t bytes, Time now);
+    void transmit(uint32_t ch, uint32_t p, int vc, Time now);
+    void leave_buffer(uint32_t p, Time tail_out, Time now);
+    void take_credits(uint32_t ch, Time now);
+    void wait_for_credits(uint32_t ch, Time now);
+    void wake(uint32_t ch, Time t);
+    void deliver(uint32_t p, Time now);
+    uint32_t new_packet();
+
+    const NetParams net_;
+    SimQueue& q_;
+    Host& host_;
+    const int P_, ports_, vcs_;
+    const uint32_t L_;
+    const uint64_t flit_;
+    const bool split_;            // dateline classes on a torus
+    const Time router_latency_;
+    const Time overhead_;
+    const double link_ps_per_byte_;
+    const Topology& topo_;
+    uint64_t rng_;
+    std::vector<uint8_t> link_dim_, link_wrap_;
+    std::vector<Channel> ch_;
+    std::vector<int32_t> credits_;                 // per channel x VC: free bytes downstream, as the sender sees it
+    std::vector<std::vector<uint32_t>> fifo_;      // per channel x VC: packets in the downstream buffer
+    std::vector<uint32_t> owner_;                  // wormhole: the packet that owns a VC
+    std::vector<Nic> nics_;
+    std::vector<PMsg> msgs_;                       // by host message id
+    std::vector<Packet> packets_;
+    std::vector<uint32_t> free_packets_;
+    uint64_t packets_made_ = 0;
+    size_t live_packets_ = 0, peak_packets_ = 0;
+    // statistics
+    std::vector<uint64_t> link_bytes_;
+    std::vector<int64_t> link_busy_ps_;
+    DirectionClasses dirs_;
+    Timeline timeline_;
+};
+
+PacketNet::PacketNet(const Topology& topo, const NetParams& net, int ports, SimQueue& q, Host& host,
+                     const SimOptions& opt)
+    : net_(net), q_(q), host_(host), P_(topo.nodes()), ports_(ports), vcs_(net.vcs),
+      L_(static_cast<uint32_t>(topo.num_links())), flit_(net.flit),
+      split_(net.dateline && (topo.kind() == TopoKind::torus || topo.kind() == TopoKind::ring)),
+      router_latency_(Time::seconds(net.router_latency_s)), overhead_(Time::seconds(net.overhead_s)),
+      link_ps_per_byte_(net.link_s_per_byte * 1e12), topo_(topo), rng_(opt.seed * 0x9e3779b97f4a7c15ull + 1),
+      dirs_(direction_classes(topo)), timeline_(static_cast<int>(dirs_.names.size()), opt.time_bins) {
+    if (split_ && vcs_ < 2)
+        throw Error("simulate packet: a torus with dateline=1 needs vcs >= 2 (got " + std::to_string(vcs_) + ")");
+    if (net.switching == Switching::vct && flits(static_cast<uint32_t>(net.mtu + net.header)) > net.buffer)
+        throw Error("simulate packet: a packet of " + std::to_string(net.mtu + net.header) + "B does not fit a VC buffer of " +
+                    std::to_string(net.buffer) + "B (allowed with switching=vct: buffer >= mtu + header)");
+    const size_t n = L_ + 2 * static_cast<size_t>(P_) * ports_;
+    ch_.resize(n);
+    const double inj = (net.inject_s_per_byte > 0 ? net.inject_s_per_byte : net.link_s_per_byte) * 1e12;
+    const double ejc = (net.eject_s_per_byte > 0 ? net.eject_s_per_byte : net.link_s_per_byte) * 1e12;
+    for (size_t c = 0; c < n; ++c) {
+        ch_[c].ps_per_byte = c < L_ ? link_ps_per_byte_ : is_eject(static_cast<uint32_t>(c)) ? ejc : inj;
+        ch_[c].latency = c < L_ ? Time::seconds(net.link_latency_s) : Time::zero();
+    }
+    credits_.assign(n * vcs_, static_cast<int32_t>(net.buffer / flit_ * flit_));
+    fifo_.resize(n * vcs_);
+    if (net.switching == Switching::wormhole) owner_.assign(n * vcs_, kNone);
+    nics_.resize(static_cast<size_t>(P_) * ports_);
+    link_bytes_.assign(L_, 0);
+    link_busy_ps_.assign(L_, 0);
+    classify_links(topo);
+}
+
+// Per link: its dimension and whether it is a torus wrap-around (the dateline of its ring).
+void PacketNet::classify_links(const Topology& topo) {
+    link_dim_.assign(L_, 0);
+    link_wrap_.assign(L_, 0);
+    if (!split_) return;
+    for (uint32_t i = 0; i < L_; ++i) {
+        const Link l = topo.link(static_cast<int>(i));
+        const std::vector<int> a = topo.coords(l.from), b = topo.coords(l.to);
+        size_t d = 0;
+        while (d + 1 < a.size() && a[d] == b[d]) ++d;
+        const int side = topo.dims()[d];
+        link_dim_[i] = static_cast<uint8_t>(d);
+        link_wrap_[i] = side > 2 && std::abs(a[d] - b[d]) == side - 1;
+    }
+}
+
+size_t PacketNet::state_bytes() const {
+    size_t b = ch_.capacity() * sizeof(Channel) + credits_.capacity() * 4 + fifo_.capacity() * sizeof(fifo_[0]) +
+               owner_.capacity() * 4 + nics_.capacity() * sizeof(Nic) + msgs_.capacity() * sizeof(PMsg) +
+               peak_packets_ * sizeof(Packet) + (link_bytes_.capacity() + link_busy_ps_.capacity()) * 8;
+    for (const PMsg& m : msgs_) b += m.links.capacity() * 4 + m.cls.capacity();
+    return b;
+}
+
+std::string PacketNet::stuck() const {
+    if (live_packets_ == 0) return "";
+    return "packet network deadlocked with " + std::to_string(live_packets_) + " packets in its buffers" +
+           (topo_.kind() == TopoKind::torus || topo_.kind() == TopoKind::ring
+                ? " (a torus needs dateline=1 and vcs >= 2)" : "");
+}
+
+uint32_t PacketNet::next_out(const Packet& p) const {
+    const PMsg& m = msgs_[p.msg];
+    return p.hop < m.links.size() ? static_cast<uint32_t>(m.links[p.hop]) : m.eject;
+}
+
+void PacketNet::route(PMsg& pm, const Message& m) const {
+    pm.links.clear();
+    pm.cls.clear();
+    int dim = -1;
+    uint8_t cls = 0;
+    for (const Link& l : topo_.route(m.src, m.dst, m.ties)) {
+        pm.links.push_back(l.id);
+        if (split_) {
+            if (link_dim_[l.id] != dim) dim = link_dim_[l.id], cls = 0;
+            if (link_wrap_[l.id]) cls = 1;
+        }
+        pm.cls.push_back(cls);
+    }
+}
+
+void PacketNet::start(uint32_t id, const Message& m, Time now) {
+    if (msgs_.size() <= id) msgs_.resize(id + 1);
+    PMsg& pm = msgs_[id];
+    route(pm, m);
+    const int j = m.send_port;
+    const int ej_port = m.recv_port_hint >= 0 ? m.recv_port_hint % ports_ : j;
+    pm.eject = ej(m.dst, ej_port);
+    pm.nic = inj(m.src, j) - L_;
+    pm.left = static_cast<uint64_t>(std::ceil(m.bytes - 1e-9));
+    pm.delivered = now;
+    pm.undelivered = static_cast<uint32_t>(std::max<uint64_t>(1, (pm.left + net_.mtu - 1) / net_.mtu));
+    const double full = static_cast<double>(std::min<uint64_t>(pm.left, net_.mtu) + net_.header);
+    if (net_.pacing == Pacing::hops)
+        pm.interval = bytes_time(full * net_.pacing_factor * static_cast<double>(pm.links.size()), link_ps_per_byte_);
+    q_.push(now + overhead_, SimEvent{id, 0, kNicReady});
+}
+
+void PacketNet::on_event(Time t, const SimEvent& e) {
+    switch (e.kind) {
+        case kArrive: return packets_[e.a].gen == e.b ? arrive(e.a, t) : void();
+        case kOutFree: ch_[e.a].free_pending = false; return try_output(e.a, t);
+        case kWake:
+            ch_[e.a].wake_pending = false;
+            return is_inject(e.a) ? try_nic(e.a, t) : try_output(e.a, t);
+        case kNicReady: {
+            const uint32_t c = L_ + msgs_[e.a].nic;
+            nics_[msgs_[e.a].nic].queue.push_back(e.a);
+            return try_nic(c, t);
+        }
+        case kDeliver: return host_.message_arrived(e.a, t);
+        case kLeft: return host_.message_left(e.a, t);
+        default: return;
+    }
+}
+
+void PacketNet::wake(uint32_t ch, Time t) {
+    Channel& c = ch_[ch];
+    if (c.wake_pending) return;
+    c.wake_pending = true;
+    q_.push(t, SimEvent{ch, 0, kWake});
+}
+
+void PacketNet::take_credits(uint32_t ch, Time now) {
+    std::vector<Credit>& r = ch_[ch].returning;
+    for (size_t i = 0; i < r.size();) {
+        if (r[i].t <= now) {
+            credits_[at(ch, r[i].vc)] += static_cast<int32_t>(r[i].bytes);
+            if (!owner_.empty()) owner_[at(ch, r[i].vc)] = kNone;  // wormhole: the VC is free again
+            r[i] = r.back();
+            r.pop_back();
+        } else {
+            ++i;
+        }
+    }
+}
+
+// The sender of `ch` found no credit: wake it when the next returning credit arrives (or when one is created).
+void PacketNet::wait_for_credits(uint32_t ch, Time now) {
+    Channel& c = ch_[ch];
+    c.stalled = true;
+    Time next = Time::never();
+    for (const Credit& cr : c.returning) next = min(next, cr.t);
+    if (next != Time::never()) wake(ch, max(next, now));
+}
+
+// A VC of class `cls` downstream of `ch` that can take `bytes` now, the one with most room; -1 if none.
+int PacketNet::choose_vc(uint32_t ch, int cls, uint32_t bytes, Time now) {
+    if (is_eject(ch)) return 0;
+    take_credits(ch, now);
+    const int lo = split_ ? cls * (vcs_ / 2) : 0, hi = split_ ? (cls + 1) * (vcs_ / 2) : vcs_;
+    const auto need = static_cast<int32_t>(net_.switching == Switching::wormhole
+                                               ? std::min<uint64_t>(flits(bytes), net_.buffer / flit_ * flit_)
+                                               : flits(bytes));
+    int best = -1;
+    for (int v = lo; v < hi; ++v) {
+        if (credits_[at(ch, v)] < need) continue;
+        if (!owner_.empty() && owner_[at(ch, v)] != kNone) continue;
+        if (best < 0 || credits_[at(ch, v)] > credits_[at(ch, best)]) best = v;
+    }
+    return best;
+}
+
+uint32_t PacketNet::new_packet() {
+    ++packets_made_;
+    peak_packets_ = std::max(peak_packets_, ++live_packets_);
+    if (!free_packets_.empty()) {
+        const uint32_t p = free_packets_.back();
+        free_packets_.pop_back();
+        return p;
+    }
+    packets_.emplace_back();
+    return static_cast<uint32_t>(packets_.size() - 1);
+}
+
+// NIC `ch - L` sends the next packet of its first message when its channel, its pacing and a VC allow.
+void PacketNet::try_nic(uint32_t ch, Time now) {
+    Nic& n = nics_[ch - L_];
+    Channel& c = ch_[ch];
+    if (n.queue.empty()) return;
+    if (c.busy_until > now || n.next_allowed > now) return wake(ch, max(c.busy_until, n.next_allowed));
+    const uint32_t id = n.queue.front();
+    const uint64_t payload = std::min<uint64_t>(msgs_[id].left, net_.mtu);
+    const int vc = choose_vc(ch, 0, static_cast<uint32_t>(payload + net_.header), now);
+    if (vc < 0) return wait_for_credits(ch, now);
+    c.stalled = false;
+    inject(ch, id, vc, now);
+}
+
+void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
+    PMsg& pm = msgs_[id];
+    Nic& n = nics_[ch - L_];
+    Channel& c = ch_[ch];
+    const uint64_t payload = std::min<uint64_t>(pm.left, net_.mtu);
+    pm.left -= payload;
+    const uint32_t p = new_packet();
+    Packet& k = packets_[p];
+    k.msg = id;
+    k.bytes = static_cast<uint32_t>(payload + net_.header);
+    k.in_ch = ch;
+    k.hop = 0;
+    k.vc = static_cast<uint8_t>(vc);
+    k.last = pm.left == 0;
+    k.requested = false;
+    k.held = static_cast<uint32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(k.bytes), net_.buffer / flit_ * flit_)
+                                                                         : flits(k.bytes));
+    credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
+    if (!owner_.empty()) owner_[at(ch, vc)] = p;
+    fifo_[at(ch, vc)].push_back(p);
+    const Time end = now + xfer(ch, k.bytes);
+    c.busy_until = end;
+    k.ready = now + xfer(ch, flit_) + router_latency_;
+    k.tail_in = end;
+    q_.push(k.ready, SimEvent{p, ++k.gen, kArrive});
+    if (net_.pacing == Pacing::gap) n.next_allowed = end + Time::seconds(net_.pacing_gap_s);
+    else if (net_.pacing == Pacing::hops) n.next_allowed = max(end, now + pm.interval);
+    else n.next_allowed = end;
+    if (k.last) {
+        q_.push(end, SimEvent{id, 0, kLeft});
+        n.queue.pop_front();
+    }
+    if (!n.queue.empty()) wake(ch, max(c.busy_until, n.next_allowed));
+}
+
+void PacketNet::arrive(uint32_t p, Time now) {
+    const Packet& k = packets_[p];
+    const std::vector<uint32_t>& f = fifo_[at(k.in_ch, k.vc)];
+    if (!k.requested && (net_.voq || (!f.empty() && f.front() == p))) request(p, now);
+}
+
+void PacketNet::request(uint32_t p, Time now) {
+    const uint32_t out = next_out(packets_[p]);
+    packets_[p].requested = true;
+    ch_[out].requests.push_back(p);
+    try_output(out, now);
+}
+
+void PacketNet::try_output(uint32_t ch, Time now) {
+    Channel& c = ch_[ch];
+    if (c.requests.empty()) return;
+    if (c.busy_until > now) {
+        if (!c.free_pending) c.free_pending = true, q_.push(c.busy_until, SimEvent{ch, 0, kOutFree});
+        return;
+    }
+    int vc = -1;
+    const int i = pick(ch, now, &vc);
+    if (i < 0) return wait_for_credits(ch, now);
+    c.stalled = false;
+    const uint32_t p = c.requests[static_cast<size_t>(i)];
+    c.requests[static_cast<size_t>(i)] = c.requests.back();
+    c.requests.pop_back();
+    transmit(ch, p, vc, now);
+}
+
+// The waiting packet that gets output `ch` now: round robin over input channels after the last one served
+// (or at random), among those whose next buffer has room. Returns its index in the requests, -1 if none can go.
+int PacketNet::pick(uint32_t ch, Time now, int* vc_out) {
+    const Channel& c = ch_[ch];
+    int best = -1, count = 0;
+    uint32_t best_key = 0;
+    for (size_t i = 0; i < c.requests.size(); ++i) {
+        const Packet& k = packets_[c.requests[i]];
+        const PMsg& m = msgs_[k.msg];
+        const int cls = k.hop < m.cls.size() ? m.cls[k.hop] : 0;
+        const int vc = choose_vc(ch, cls, k.bytes, now);
+        if (vc < 0) continue;
+        const uint32_t key = k.in_ch - c.rr - 1;  // rotation: the input after the last one served first
+        bool take = best < 0 || key < best_key;
+        if (net_.arbitration == Arbitration::random) {  // reservoir sampling over the eligible ones
+            rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
+            take = rng_ % static_cast<uint64_t>(++count) == 0;
+        }
+        if (take) best = static_cast<int>(i), best_key = key, *vc_out = vc;
+    }
+    return best;
+}
+
+void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
+    Channel& c = ch_[ch];
+    Packet& k = packets_[p];
+    k.requested = false;
+    ++k.gen;  // a kArrive still queued for this hop (it was requested early, at the same time) is stale now
+    const Time end = max(now + xfer(ch, k.bytes), k.tail_in);
+    c.busy_until = end;
+    c.rr = k.in_ch;
+    if (!c.requests.empty() && !c.free_pending) c.free_pending = true, q_.push(end, SimEvent{ch, 0, kOutFree});
+    if (ch < L_) {
+        link_bytes_[ch] += k.bytes;
+        link_busy_ps_[ch] += (end - now).count_ps();
+        timeline_.add(dirs_.link_class[ch], now, end, k.bytes);
+    }
+    leave_buffer(p, end, now);
+    if (is_eject(ch)) return deliver(p, end);
+    k.held = static_cast<uint32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(k.bytes), net_.buffer / flit_ * flit_)
+                                                                         : flits(k.bytes));
+    credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
+    if (!owner_.empty()) owner_[at(ch, vc)] = p;
+    fifo_[at(ch, vc)].push_back(p);
+    k.in_ch = ch;
+    k.vc = static_cast<uint8_t>(vc);
+    ++k.hop;
+    k.ready = now + xfer(ch, flit_) + c.latency + router_latency_;
+    k.tail_in = end + c.latency;
+    q_.push(k.ready, SimEvent{p, k.gen, kArrive});
+}
+
+// Packet p starts leaving its buffer now; its tail is out at `tail_out`. The credit goes back to the buffer's
+// sender, and without virtual output queues the next packet of that VC may compete for its output.
+void PacketNet::leave_buffer(uint32_t p, Time tail_out, Time now) {
+    const Packet& k = packets_[p];
+    const uint32_t in = k.in_ch;
+    std::vector<uint32_t>& f = fifo_[at(in, k.vc)];
+    f.erase(std::find(f.begin(), f.end(), p));
+    const Time back = tail_out + ch_[in].latency;
+    ch_[in].returning.push_back(Credit{back, k.held, k.vc});
+    if (ch_[in].stalled) wake(in, back);
+    if (!net_.voq && !f.empty() && !packets_[f.front()].requested && packets_[f.front()].ready <= now)
+        request(f.front(), now);
+}
+
+// Packet p is on the ejection channel, its tail reaches the NIC at `end`; it needs no more events. The message
+// arrives when its last packet has (one event per message, not per packet).
+void PacketNet::deliver(uint32_t p, Time end) {
+    const uint32_t id = packets_[p].msg;
+    ++packets_[p].gen;
+    free_packets_.push_back(p);
+    --live_packets_;
+    PMsg& m = msgs_[id];
+    m.delivered = max(m.delivered, end);
+    if (--m.undelivered == 0) q_.push(m.delivered, SimEvent{id, 0, kDeliver});
+}
+
+void PacketNet::finish(SimResult& r, Time end) {
+    (void)end;
+    r.packets = packets_made_;
+    r.link_s_per_byte = link_ps_per_byte_ * 1e-12;
+    r.link_bytes = link_bytes_;
+    r.link_busy_s.resize(L_);
+    for (uint32_t i = 0; i < L_; ++i) r.link_busy_s[i] = static_cast<double>(link_busy_ps_[i]) * 1e-12;
+    r.directions = dirs_.names;
+    r.link_direction = dirs_.link_class;
+    Time w;
+    r.direction_bytes = timeline_.finish(Time::seconds(r.time_s), &w);
+    r.bin_s = w.to_seconds();
+}
+
+}  // namespace
+
+SimResult simulate_packet(const Schedule& s, const Topology& topo, const Model& model, const NetParams& given,
+                          const SimOptions& opt) {
+    NetParams net = given;
+    if (!(net.link_s_per_byte > 0)) net.link_s_per_byte = model.per_byte_s();
+    if (!(net.link_s_per_byte > 0))
+        throw Error("simulate packet: link bandwidth is infinite (model per-byte time 0); give link_bw in the network spec");
+    const int ports = net.ports > 0 ? net.ports : std::max(1, model.ports);
+    SimQueue q;
+    Host host(s, model, ports, false, block_bytes(s, opt.size_bytes), q);
+    PacketNet pn(topo, net, ports, q, host, opt);
+    SimResult r;
+    host.run(pn, r, opt.progress, "packet");
+    pn.finish(r, Time::seconds(r.time_s));
+    return r;
+}
+
+}  // namespace collplan::sim

@@ -1,0 +1,44 @@
+// Simulation of any schedule on a machine (topology + analytic model + network parameters), at one of three
+// fidelities (docs/simulation.md):
+//   loggp  -- LogGOPS event simulation with LogGOPSim's semantics (o, g, L, G, O, eager/rendezvous threshold S,
+//             several CPUs and NICs per node); the network has no contention.
+//   flow   -- each message a flow along its route, link bandwidth shared max-min fairly among active flows.
+//   packet -- MTU packets through routers: virtual cut-through (or wormhole), credit flow control with finite
+//             buffers, virtual channels with a dateline on tori, several injection/ejection ports, pacing.
+// Time is integer picoseconds inside (sim/common/time.hpp); results are seconds. Deterministic for a seed.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "collplan/model/model.hpp"
+#include "collplan/schedule/schedule.hpp"
+#include "collplan/sim/common/params.hpp"
+#include "collplan/sim/common/result.hpp"
+#include "collplan/topology/topology.hpp"
+
+namespace collplan::sim {
+
+enum class Fidelity : uint8_t { loggp, flow, packet };
+Fidelity parse_fidelity(const std::string& name);  // throws Error naming the allowed ones
+const char* to_string(Fidelity f);
+
+struct SimOptions {
+    Fidelity fidelity = Fidelity::flow;
+    double size_bytes = 0;   // the collective's message size (as for estimate(): block size m = size / size_blocks)
+    uint64_t seed = 0;       // random arbitration (packet, arbitration=random); otherwise unused
+    bool progress = false;   // progress line on stderr for runs longer than two seconds
+    int time_bins = 200;     // flow/packet: bins of the per-direction link use over time
+};
+
+// Throws Error for a topology whose node count differs from the schedule's ranks, a negative size, a schedule
+// that cannot complete (an unmatched op or a deadlock: "run `collplan verify`"), or parameters out of range.
+SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, const NetParams& net,
+                   const SimOptions& opt);
+
+// Shared by the fidelities: block size and the bytes of an op (units * m, rounded to whole bytes).
+double block_bytes(const Schedule& s, double size_bytes);
+inline uint64_t op_bytes(uint64_t units, double m) { return static_cast<uint64_t>(std::llround(static_cast<double>(units) * m)); }
+// "rank R op K (send to J tag T)" for error messages.
+std::string describe_op(const Schedule& s, int rank, uint32_t op);
+
+}  // namespace collplan::sim
