@@ -13,18 +13,33 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: demo test test-cpp test-python test-sanitize install bench clean
+# Open MPI and MPICH from the Python package index, each in its own prefix (their wheels both ship bin/mpicc and
+# lib/libmpi.so, and the two are ABI-incompatible): the runtime, the PMPI library and the MPI tests are built
+# once per MPI (cmake/mpi_runtime.cmake), and mpi4py (one wheel for both) loads the one mpirun belongs to.
+MPI_DIR   := .mpi
+MPI_ABIS  := openmpi mpich
+space     := $(subst x, ,x)
+MPI_HOMES := $(subst $(space),;,$(strip $(foreach a,$(MPI_ABIS),$(a)=$(abspath $(MPI_DIR)/$(a)))))
+MPI_STAMPS := $(foreach a,$(MPI_ABIS),$(MPI_DIR)/$(a)/.installed)
+
+.PHONY: demo test test-cpp test-python test-sanitize install bench clean mpi
 
 # --- environment ---------------------------------------------------------------------------------------------
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja
+	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja "mpi4py>=4.1,<5"
 	touch $@
 
+$(MPI_DIR)/%/.installed: | $(VENV)/.deps
+	$(PIP) install --no-deps --ignore-installed --prefix $(MPI_DIR)/$* "$*>=5.0,<5.1"
+	touch $@
+
+mpi: $(MPI_STAMPS)
+
 # Builds the extension incrementally (persistent build dir build/<wheel tag>) and installs the package.
-install: $(VENV)/.deps
-	$(PIP) install --no-build-isolation --no-deps .
+install: $(VENV)/.deps $(MPI_STAMPS)
+	$(PIP) install --no-build-isolation --no-deps -C cmake.define.COLLPLAN_MPI_HOMES="$(MPI_HOMES)" .
 
 # --- the two commands ----------------------------------------------------------------------------------------
 demo: install
@@ -35,8 +50,10 @@ demo: install
 
 test: test-cpp test-python
 
-test-cpp: $(VENV)/.deps
-	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# ctest also runs the MPI tests (tests/mpi) under each MPI's mpirun, every one with a timeout.
+test-cpp: $(VENV)/.deps $(MPI_STAMPS)
+	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"
 	$(VENV)/bin/cmake --build build/cpp
 	cd build/cpp && ctest --output-on-failure -j $(JOBS) --timeout 300
 
@@ -56,4 +73,4 @@ bench: $(VENV)/.deps
 	build/bench/bench_generate 4096
 
 clean:
-	rm -rf build $(DEMO_OUT)
+	rm -rf build $(DEMO_OUT)   # keeps .venv and .mpi (downloads)

@@ -16,6 +16,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/drs_n.hpp"
 
 using namespace collplan;
 using namespace collplan::mpi;
@@ -178,6 +179,120 @@ std::string barrier_case(const Choice& c) {
     return "";
 }
 
+// ------------------------------------------------------------------------------------------------ alltoallv
+// Bytes from rank i to rank j: irregular, with zeros.
+uint64_t vbytes(int i, int j, uint64_t scale) { return scale * static_cast<uint64_t>((i * 3 + j * 5) % 4) + ((i + j) % 3 == 0 ? 0 : 1); }
+
+struct VCall {
+    std::vector<uint64_t> sb, sd, rb, rd;
+    std::vector<unsigned char> send, recv, want;
+    explicit VCall(uint64_t scale) {
+        uint64_t so = 0, ro = 0;
+        for (int j = 0; j < P; ++j) {
+            sb.push_back(vbytes(me, j, scale)), sd.push_back(so), so += sb.back();
+            rb.push_back(vbytes(j, me, scale)), rd.push_back(ro + 3), ro += rb.back() + 3;  // gaps between blocks
+        }
+        send.resize(so);
+        recv.assign(ro + 3, 0xee);
+        want = recv;
+        for (int j = 0; j < P; ++j)
+            for (uint64_t k = 0; k < sb[j]; ++k) send[sd[j] + k] = pattern(me * P + j, k);
+        for (int i = 0; i < P; ++i)
+            for (uint64_t k = 0; k < rb[i]; ++k) want[rd[i] + k] = pattern(i * P + me, k);
+    }
+};
+
+// Direct exchange (relay = false) or every block relayed through tmp[0] (relay = true, exercises the layout
+// analysis: tmp[0] holds blocks of different sizes in turn).
+std::shared_ptr<const Schedule> handmade_alltoallv(bool relay) {
+    auto s = std::make_shared<Schedule>(Collective::alltoallv, P, P, P, relay ? 1 : 0);
+    s->algorithm = relay ? "test/relay" : "test/direct";
+    s->matrix.assign(static_cast<size_t>(P) * P, 1);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(*s, r);
+        b.copy({Segment(Buf::in, r, 1)}, {Segment(Buf::out, r, 1)});
+        for (int k = 1; k < P; ++k) {
+            const auto to = static_cast<uint32_t>((r + k) % P), from = static_cast<uint32_t>((r - k + P) % P);
+            b.fence();
+            b.send(static_cast<int>(to), 0, {Segment(Buf::in, to, 1)});
+            b.recv(static_cast<int>(from), 0, {relay ? Segment(Buf::tmp, 0, 1) : Segment(Buf::out, from, 1)});
+            if (relay) {
+                b.fence();
+                b.copy({Segment(Buf::tmp, 0, 1)}, {Segment(Buf::out, from, 1)});
+            }
+        }
+    }
+    return s;
+}
+
+std::string alltoallv_case(const Choice& c, uint64_t scale) {
+    VCall v(scale);
+    auto req = alltoallv_init(v.send.data(), v.sb.data(), v.sd.data(), v.recv.data(), v.rb.data(), v.rd.data(), world, c);
+    req->start();
+    req->wait();
+    return check_bytes(v.recv, v.want);
+}
+
+std::string drs_n_case(DrsN& d, uint64_t scale) {
+    VCall v(scale);
+    const DrsNStats st = d.alltoallv(v.send.data(), v.sb.data(), v.sd.data(), v.recv.data(), v.rb.data(), v.rd.data());
+    uint64_t msgs = 0;
+    for (int j = 0; j < P; ++j) msgs += j != me && v.sb[j] > 0;
+    if (st.messages != msgs) return "sent " + std::to_string(st.messages) + " messages, expected " + std::to_string(msgs);
+    if (st.attempts != st.messages + st.busy) return "attempt accounting wrong";
+    return check_bytes(v.recv, v.want);
+}
+
+void test_alltoallv(Tally& t) {
+    for (bool relay : {false, true})
+        for (uint64_t scale : {0, 1, 100, 5000}) {
+            const Choice c{"", {}, relay ? Noncontig::pack : Noncontig::automatic, handmade_alltoallv(relay)};
+            run_case(t, std::string(relay ? "alltoallv relay" : "alltoallv direct") + " scale=" + std::to_string(scale),
+                     [&] { return alltoallv_case(c, scale); });
+        }
+    for (const Algorithm* a : Registry::get().for_collective(Collective::alltoallv))
+        for (uint64_t scale : {0, 1, 300})
+            run_case(t, a->name + " scale=" + std::to_string(scale), [&] { return alltoallv_case(Choice{a->name}, scale); });
+    DrsN drs(world, 42);
+    for (uint64_t scale : {0, 1, 300, 20000})
+        run_case(t, "drs_n protocol scale=" + std::to_string(scale), [&] { return drs_n_case(drs, scale); });
+}
+
+// Split-phase details: overlapping requests on one communicator, persistent restart, plan cache, both
+// non-contiguous modes (bruck allgather sends non-contiguous blocks).
+void test_split_phase(Tally& t) {
+    run_case(t, "overlapping allgather + allreduce, completed in reverse order", [&]() -> std::string {
+        std::vector<unsigned char> g(P * 100);
+        std::vector<unsigned char> block(100, static_cast<unsigned char>(me));
+        std::vector<double> x(1000, me + 1.0), y(1000, 0);
+        auto a = allgather_init(block.data(), g.data(), 100, world, Choice{"allgather/ring"});
+        auto b = allreduce_init(x.data(), y.data(), 1000, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/ring"});
+        a->start();
+        b->start();
+        b->wait();
+        while (!a->test()) {
+        }
+        for (int r = 0; r < P; ++r)
+            if (g[r * 100 + 99] != r) return "allgather wrong";
+        return y[999] == P * (P + 1) / 2.0 ? "" : "allreduce wrong";
+    });
+    run_case(t, "persistent restart hits the plan cache", [&]() -> std::string {
+        std::vector<double> x(77, 1.0), y(77, 0);
+        auto r1 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        r1->start();
+        r1->wait();
+        x.assign(77, 2.0);
+        r1->start();
+        r1->wait();
+        auto r2 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        if (!r2->plan_was_cached()) return "second init did not reuse the plan";
+        return y[76] == 2.0 * P ? "" : "restart result wrong";
+    });
+    for (Noncontig mode : {Noncontig::pack, Noncontig::datatype})
+        run_case(t, std::string("allgather/bruck mode=") + (mode == Noncontig::pack ? "pack" : "datatype"),
+                 [&] { return allgather_case(Choice{"allgather/bruck", {}, mode}, 1001, false, true); });
+}
+
 void test_algorithm(Tally& t, const Algorithm& a, MPI_Datatype affine_type, MPI_Op affine) {
     for (const auto& params : param_sets(a)) {
         const std::string name = describe(a, params) + " P=" + std::to_string(P);
@@ -251,6 +366,8 @@ int main(int argc, char** argv) {
         if (a.collective == Collective::alltoallv) continue;  // below, with count matrices
         test_algorithm(t, a, affine_type, affine);
     }
+    test_alltoallv(t);
+    test_split_phase(t);
     MPI_Op_free(&affine);
     MPI_Type_free(&affine_type);
     if (me == 0) std::printf("collplan MPI tests, P=%d (%d cases skipped)\n%d passed, %d failed\n", P, t.skipped, t.passed, t.failed);

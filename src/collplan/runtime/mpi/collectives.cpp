@@ -147,7 +147,10 @@ struct RequestFactory {
         auto st = state_of(comm);
         int P = 1;
         MPI_Comm_size(st->dup, &P);
-        auto sched = schedule_for(*st, c, P, ch, matrix);
+        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, matrix);
+        if (sched->collective() != c || sched->ranks() != P)
+            throw Error("schedule " + sched->algorithm + " is a " + to_string(sched->collective()) + " for " +
+                        std::to_string(sched->ranks()) + " ranks, not a " + to_string(c) + " for " + std::to_string(P));
         std::unique_ptr<Request> r(new Request());
         r->state_ = st;
         r->key_ = sched->algorithm + "|" + sched->params + "|" + sched->topology + "|" + std::to_string(reinterpret_cast<uintptr_t>(sched.get())) + "|" + shape_key(shape, ch.mode);
@@ -197,7 +200,9 @@ struct RequestFactory {
 };
 
 Request::~Request() {
-    if (!exec_) return;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!exec_ || fin) return;
     try {
         if (exec_->active()) exec_->wait();
         auto it = state_->plans.find(key_);

@@ -32,6 +32,7 @@ struct Choice {
     std::string algorithm;
     std::map<std::string, std::string> params;
     Noncontig mode = Noncontig::automatic;
+    std::shared_ptr<const Schedule> schedule;  // run this schedule instead (e.g. read from a file); same P
 };
 
 struct CommState;
