@@ -1,5 +1,6 @@
 // libcollplan_pmpi.so -- drop-in replacement of MPI_Allgather, MPI_Alltoall, MPI_Alltoallv, MPI_Allreduce and
-// MPI_Barrier for unmodified MPI programs (LD_PRELOAD), through the MPI profiling interface.
+// MPI_Barrier for unmodified MPI programs (LD_PRELOAD), through the MPI profiling interface -- and their MPI-4
+// large-count versions (MPI_Allreduce_c, ...) where the library declares them (MPICH; mpi4py calls those).
 //
 // Which algorithm: the environment variable COLLPLAN_<COLLECTIVE> (COLLPLAN_ALLGATHER=ring,
 // COLLPLAN_ALLREDUCE=rabenseifner, COLLPLAN_BARRIER=dissemination:n=2, ...; "native" = the library's own), else
@@ -150,6 +151,54 @@ bool run(MPI_Comm comm, const char* fn, Collective c, uint64_t bytes, const std:
     return false;
 }
 
+// The interceptors, generic over the count type (int, and MPI_Count for the MPI-4 "_c" functions that e.g.
+// mpi4py calls when the library has them). `native` is the PMPI_ call with the original arguments.
+template <class Count, class Native>
+int allgather_like(const char* fn, Collective c, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf,
+                   Count rcount, MPI_Datatype rt, MPI_Comm comm, Native native) {
+    const uint64_t bytes = static_cast<uint64_t>(rcount) * type_bytes(rt);
+    std::string bad = pair_unsupported(sbuf, st, rt);
+    if (bad.empty() && sbuf != MPI_IN_PLACE && static_cast<uint64_t>(scount) * type_bytes(st) != bytes)
+        bad = "send and receive sizes differ";
+    if (run(comm, fn, c, bytes, bad, [&](const Choice& ch) {
+            return c == Collective::allgather ? allgather_init(sbuf, rbuf, bytes, comm, ch) : alltoall_init(sbuf, rbuf, bytes, comm, ch);
+        }))
+        return MPI_SUCCESS;
+    return native();
+}
+
+template <class Count, class Displ, class Native>
+int alltoallv_like(const char* fn, const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st,
+                   void* rbuf, const Count* rcounts, const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm, Native native) {
+    if (!intra(comm)) return native();
+    int P = 1;
+    PMPI_Comm_size(comm, &P);
+    MPI_Aint lb = 0, ext = 1;
+    PMPI_Type_get_extent(rt, &lb, &ext);
+    const auto e = static_cast<uint64_t>(ext);
+    std::vector<uint64_t> sb(P), sd(P), rb(P), rd(P);
+    for (int i = 0; i < P; ++i) {
+        rb[i] = static_cast<uint64_t>(rcounts[i]) * e, rd[i] = static_cast<uint64_t>(rdispls[i]) * e;
+        if (sbuf != MPI_IN_PLACE) sb[i] = static_cast<uint64_t>(scounts[i]) * e, sd[i] = static_cast<uint64_t>(sdispls[i]) * e;
+    }
+    if (run(comm, fn, Collective::alltoallv, 0, pair_unsupported(sbuf, st, rt), [&](const Choice& c) {
+            return alltoallv_init(sbuf, sb.data(), sd.data(), rbuf, rb.data(), rd.data(), comm, c);
+        }))
+        return MPI_SUCCESS;
+    return native();
+}
+
+template <class Count, class Native>
+int allreduce_like(const char* fn, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                   Native native) {
+    const uint64_t bytes = static_cast<uint64_t>(count) * type_bytes(t);
+    if (run(comm, fn, Collective::allreduce, bytes, datatype_unsupported(t), [&](const Choice& c) {
+            return allreduce_init(sbuf, rbuf, static_cast<uint64_t>(count), t, op, comm, c);
+        }))
+        return MPI_SUCCESS;
+    return native();
+}
+
 }  // namespace
 }  // namespace collplan::mpi
 
@@ -159,53 +208,24 @@ using collplan::Collective;
 extern "C" {
 
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    const uint64_t bytes = static_cast<uint64_t>(rcount) * type_bytes(rt);
-    std::string bad = pair_unsupported(sbuf, st, rt);
-    if (bad.empty() && sbuf != MPI_IN_PLACE && static_cast<uint64_t>(scount) * type_bytes(st) != bytes)
-        bad = "send and receive sizes differ";
-    if (run(comm, "MPI_Allgather", Collective::allgather, bytes, bad,
-            [&](const Choice& c) { return allgather_init(sbuf, rbuf, bytes, comm, c); }))
-        return MPI_SUCCESS;
-    return PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
+    return allgather_like("MPI_Allgather", Collective::allgather, sbuf, scount, st, rbuf, rcount, rt, comm,
+                          [&] { return PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm); });
 }
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    const uint64_t bytes = static_cast<uint64_t>(rcount) * type_bytes(rt);
-    std::string bad = pair_unsupported(sbuf, st, rt);
-    if (bad.empty() && sbuf != MPI_IN_PLACE && static_cast<uint64_t>(scount) * type_bytes(st) != bytes)
-        bad = "send and receive sizes differ";
-    if (run(comm, "MPI_Alltoall", Collective::alltoall, bytes, bad,
-            [&](const Choice& c) { return alltoall_init(sbuf, rbuf, bytes, comm, c); }))
-        return MPI_SUCCESS;
-    return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
+    return allgather_like("MPI_Alltoall", Collective::alltoall, sbuf, scount, st, rbuf, rcount, rt, comm,
+                          [&] { return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm); });
 }
 
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm) {
-    int P = 1;
-    if (intra(comm)) PMPI_Comm_size(comm, &P);
-    const std::string bad = pair_unsupported(sbuf, st, rt);
-    std::vector<uint64_t> sb(P), sd(P), rb(P), rd(P);
-    MPI_Aint lb = 0, ext = 1;
-    PMPI_Type_get_extent(rt, &lb, &ext);
-    const uint64_t e = static_cast<uint64_t>(ext);
-    for (int i = 0; i < P && intra(comm); ++i) {
-        rb[i] = static_cast<uint64_t>(rcounts[i]) * e, rd[i] = static_cast<uint64_t>(rdispls[i]) * e;
-        if (sbuf != MPI_IN_PLACE) sb[i] = static_cast<uint64_t>(scounts[i]) * e, sd[i] = static_cast<uint64_t>(sdispls[i]) * e;
-    }
-    if (run(comm, "MPI_Alltoallv", Collective::alltoallv, 0, bad, [&](const Choice& c) {
-            return alltoallv_init(sbuf, sb.data(), sd.data(), rbuf, rb.data(), rd.data(), comm, c);
-        }))
-        return MPI_SUCCESS;
-    return PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
+    return alltoallv_like("MPI_Alltoallv", sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm,
+                          [&] { return PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); });
 }
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    const uint64_t bytes = static_cast<uint64_t>(count) * type_bytes(t);
-    if (run(comm, "MPI_Allreduce", Collective::allreduce, bytes, datatype_unsupported(t),
-            [&](const Choice& c) { return allreduce_init(sbuf, rbuf, static_cast<uint64_t>(count), t, op, comm, c); }))
-        return MPI_SUCCESS;
-    return PMPI_Allreduce(sbuf, rbuf, count, t, op, comm);
+    return allreduce_like("MPI_Allreduce", sbuf, rbuf, count, t, op, comm,
+                          [&] { return PMPI_Allreduce(sbuf, rbuf, count, t, op, comm); });
 }
 
 int MPI_Barrier(MPI_Comm comm) {
@@ -213,5 +233,30 @@ int MPI_Barrier(MPI_Comm comm) {
         return MPI_SUCCESS;
     return PMPI_Barrier(comm);
 }
+
+#if MPI_VERSION >= 4  // large-count variants (MPICH 4+; Open MPI 5.0 has none)
+int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
+                    MPI_Comm comm) {
+    return allgather_like("MPI_Allgather_c", Collective::allgather, sbuf, scount, st, rbuf, rcount, rt, comm,
+                          [&] { return PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm); });
+}
+
+int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
+                   MPI_Comm comm) {
+    return allgather_like("MPI_Alltoall_c", Collective::alltoall, sbuf, scount, st, rbuf, rcount, rt, comm,
+                          [&] { return PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm); });
+}
+
+int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
+                    const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm) {
+    return alltoallv_like("MPI_Alltoallv_c", sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm,
+                          [&] { return PMPI_Alltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); });
+}
+
+int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    return allreduce_like("MPI_Allreduce_c", sbuf, rbuf, count, t, op, comm,
+                          [&] { return PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm); });
+}
+#endif
 
 }  // extern "C"
