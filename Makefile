@@ -22,7 +22,7 @@ space     := $(subst x, ,x)
 MPI_HOMES := $(subst $(space),;,$(strip $(foreach a,$(MPI_ABIS),$(a)=$(abspath $(MPI_DIR)/$(a)))))
 MPI_STAMPS := $(foreach a,$(MPI_ABIS),$(MPI_DIR)/$(a)/.installed)
 
-.PHONY: demo test test-cpp test-python test-sanitize install bench clean mpi
+.PHONY: demo test test-cpp test-python test-sanitize install bench bench-mpi clean mpi
 
 # --- environment ---------------------------------------------------------------------------------------------
 $(VENV)/.deps: pyproject.toml Makefile
@@ -71,6 +71,13 @@ bench: $(VENV)/.deps
 	$(VENV)/bin/cmake -S . -B build/bench -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_BENCH=ON -DCMAKE_BUILD_TYPE=Release
 	$(VENV)/bin/cmake --build build/bench
 	build/bench/bench_generate 4096
+
+# MPI benchmarks under both MPIs (collplan vs the library's collectives, executor overhead): bench/mpi/results.md.
+bench-mpi: $(VENV)/.deps $(MPI_STAMPS)
+	$(VENV)/bin/cmake -S . -B build/bench -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_BENCH=ON -DCMAKE_BUILD_TYPE=Release \
+		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"
+	$(VENV)/bin/cmake --build build/bench
+	bench/mpi/run.sh
 
 clean:
 	rm -rf build $(DEMO_OUT)   # keeps .venv and .mpi (downloads)

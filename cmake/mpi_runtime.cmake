@@ -91,10 +91,11 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
     endforeach()
     foreach(P 1 3 4)
       add_test(NAME pmpi_${abi}_P${P}
-               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} env
+               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
                        LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_VERBOSE=1
                        COLLPLAN_ALLGATHER=ring COLLPLAN_ALLTOALL=pairwise COLLPLAN_ALLREDUCE=recursive_doubling
                        COLLPLAN_BARRIER=dissemination:n=2 $<TARGET_FILE:pmpi_prog_${abi}>)
+      # each rank's stderr (collplan's log) and stdout share one pipe, so the order of the lines is kept
       set_tests_properties(pmpi_${abi}_P${P} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE
                            PASS_REGULAR_EXPRESSION "collplan: MPI_Allreduce.*pmpi_prog: all checks passed"
                            ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")

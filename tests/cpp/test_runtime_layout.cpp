@@ -76,7 +76,7 @@ TEST(RuntimeLayout, EveryAllreduceAlgorithmMatchesMessageSizesForAnyCount) {
             } catch (const Error&) {
                 continue;  // does not apply to this P
             }
-            for (uint64_t count : {0ull, 1ull, 2ull, uint64_t(P) - 1, uint64_t(P) + 1, 13ull, 1001ull}) {
+            for (uint64_t count : std::vector<uint64_t>{0, 1, 2, uint64_t(P) - 1, uint64_t(P) + 1, 13, 1001}) {
                 CallShape sh;
                 sh.collective = Collective::allreduce;
                 sh.count = count;
