@@ -63,22 +63,7 @@ nb::dict stats(uintptr_t comm) {
     return d;
 }
 
-}  // namespace
-
-NB_MODULE(COLLPLAN_MPI_MODULE, m) {
-    // collplan.CollplanError for every collplan::Error (kept for the life of the process, never released).
-    static PyObject* core_error = nb::object(nb::module_::import_("collplan._core").attr("CollplanError")).release().ptr();
-    nb::register_exception_translator(
-        [](const std::exception_ptr& p, void*) {
-            try {
-                std::rethrow_exception(p);
-            } catch (const Error& e) {
-                PyErr_SetString(core_error, e.what());
-            }
-        });
-    m.attr("abi") = COLLPLAN_MPI_ABI;
-    m.attr("home") = COLLPLAN_MPI_HOME;
-
+void bind_request(nb::module_& m) {
     nb::class_<Request>(m, "Request")
         .def("start", &Request::start, "Start (or restart) the collective.")
         .def("test", &Request::test, "Advance without blocking; True when this rank's part is complete.")
@@ -90,7 +75,9 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
         .def_prop_ro("plan_was_cached", &Request::plan_was_cached)
         .def_prop_ro("datatypes", [](const Request& r) { return r.plan().datatypes(); })
         .def_prop_ro("stage_bytes", [](const Request& r) { return r.plan().stage_bytes(); });
+}
 
+void bind_collectives(nb::module_& m) {
     m.def("allgather_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
                                const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
         return allgather_init(send_of(send), ptr(recv), bytes, comm_of(comm), choice(alg, params, mode));
@@ -131,4 +118,23 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
         }
         return "";
     }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a);
+}
+
+}  // namespace
+
+NB_MODULE(COLLPLAN_MPI_MODULE, m) {
+    // collplan.CollplanError for every collplan::Error (kept for the life of the process, never released).
+    static PyObject* core_error = nb::object(nb::module_::import_("collplan._core").attr("CollplanError")).release().ptr();
+    nb::register_exception_translator(
+        [](const std::exception_ptr& p, void*) {
+            try {
+                std::rethrow_exception(p);
+            } catch (const Error& e) {
+                PyErr_SetString(core_error, e.what());
+            }
+        });
+    m.attr("abi") = COLLPLAN_MPI_ABI;
+    m.attr("home") = COLLPLAN_MPI_HOME;
+    bind_request(m);
+    bind_collectives(m);
 }
