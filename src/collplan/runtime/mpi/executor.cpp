@@ -178,9 +178,12 @@ void Plan::build_order() {
         if (n.kind == OpKind::barrier) {  // barriers run one after the other (their messages share a tag)
             if (last_barrier != UINT32_MAX) dependents[last_barrier].push_back(i), ++n.npre;
             last_barrier = i;
+            has_barrier_ = true;
         }
     }
     group_begin_.push_back(n_ops);
+    group_size_.assign(group_begin_.size() - 1, 0);
+    for (const Node& n : nodes_) ++group_size_[n.group], initial_pending_.push_back(n.npre);
     dep_begin_.assign(n_ops + 1, 0);
     for (uint32_t i = 0; i < n_ops; ++i) {
         dep_begin_[i + 1] = dep_begin_[i] + static_cast<uint32_t>(dependents[i].size());
@@ -216,15 +219,12 @@ char* Execution::base(Buf b) const {
 }
 
 void Execution::reset() {
-    const auto& nodes = plan_->nodes_;
-    pending_.resize(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) pending_[i] = nodes[i].npre;
-    group_left_.assign(plan_->group_begin_.size() - 1, 0);
-    for (const Node& n : nodes) ++group_left_[n.group];
+    pending_ = plan_->initial_pending_;
+    group_left_ = plan_->group_size_;
     open_group_ = 0;
-    left_ = nodes.size();
+    left_ = plan_->nodes_.size();
     ready_ = plan_->initial_ready_;
-    std::fill(barrier_round_.begin(), barrier_round_.end(), 0);
+    if (plan_->has_barrier_) std::fill(barrier_round_.begin(), barrier_round_.end(), 0);
     reqs_.clear();
     req_node_.clear();
 }
@@ -233,10 +233,11 @@ void Execution::start(const RunArgs& a) {
     if (active_) throw Error("collplan request started again before it completed (wait or test it first)");
     args_ = a;
     commutative_ = true;
-    if (a.op != MPI_OP_NULL) {
+    if (a.op != MPI_OP_NULL && plan_->scratch_bytes_ > 0) {
         int c = 1;
         check(MPI_Op_commutative(a.op, &c), "MPI_Op_commutative");
         commutative_ = c != 0;
+        check(MPI_Type_size(a.datatype, &elem_bytes_), "MPI_Type_size");
     }
     reset();
     active_ = true;
@@ -311,8 +312,7 @@ void Execution::local(uint32_t i) {
 }
 
 void Execution::reduce(const Node& n) {
-    int elem = 1;
-    check(MPI_Type_size(args_.datatype, &elem), "MPI_Type_size");
+    const int elem = std::max(1, elem_bytes_);
     const Chunk* s = plan_->chunks_.data() + n.src_begin;
     const Chunk* d = plan_->chunks_.data() + n.dst_begin;
     const Chunk* s_end = plan_->chunks_.data() + n.src_end;

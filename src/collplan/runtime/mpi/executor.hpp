@@ -79,10 +79,12 @@ private:
     std::vector<uint32_t> dep_begin_, dependents_;  // CSR: ops waiting for op i's completion
     std::vector<uint32_t> group_begin_;             // first op of each group, plus sentinel
     std::vector<uint32_t> initial_ready_;
+    std::vector<uint32_t> initial_pending_, group_size_;  // copied into each run's counters
     int tag_span_ = 1;
     uint64_t stage_bytes_ = 0, scratch_bytes_ = 0;
     size_t ndtypes_ = 0;
     bool writes_in_ = false;
+    bool has_barrier_ = false;
     std::vector<int> barrier_peers_;  // dissemination distances 1, 2, 4, ...
 };
 
@@ -125,6 +127,7 @@ private:
     std::shared_ptr<const Plan> plan_;
     RunArgs args_;
     bool active_ = false, commutative_ = true;
+    int elem_bytes_ = 1;
     std::vector<uint32_t> pending_, group_left_, ready_;
     uint32_t open_group_ = 0;
     size_t left_ = 0;                 // ops not yet complete
