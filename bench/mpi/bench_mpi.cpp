@@ -4,6 +4,7 @@
 //                                                     own collective, 8 B .. max_bytes (x4 steps), in one run
 //   bench_mpi_<abi> overhead [max_bytes]              executor vs hand-written MPI code of the same algorithm
 //                                                     (allgather ring, allreduce recursive doubling)
+//   bench_mpi_<abi> noncontig [max_bytes]             packing vs hindexed datatypes for non-contiguous messages
 //
 // Time per call = mean over the iterations of the slowest rank (MPI_MAX of each rank's mean), after a warm-up;
 // the best of three such repetitions (the machine these were recorded on is shared).
@@ -70,8 +71,9 @@ Bufs buffers(Collective c, uint64_t n) {
     return b;
 }
 
-std::unique_ptr<Request> make(Collective c, const std::string& alg, Bufs& b, uint64_t n) {
-    const Choice ch{alg, {}, Noncontig::automatic};
+std::unique_ptr<Request> make(Collective c, const std::string& alg, Bufs& b, uint64_t n,
+                              Noncontig mode = Noncontig::automatic) {
+    const Choice ch{alg, {}, mode};
     switch (c) {
         case Collective::allgather: return allgather_init(b.send.data(), b.recv.data(), n, MPI_COMM_WORLD, ch);
         case Collective::alltoall: return alltoall_init(b.send.data(), b.recv.data(), n, MPI_COMM_WORLD, ch);
@@ -184,6 +186,21 @@ void overhead(uint64_t max_bytes) {
     }
 }
 
+// Non-contiguous messages: alltoall/bruck sends the blocks whose index has bit k set -- several chunks per
+// message -- packed through a staging buffer or described by an hindexed datatype.
+void noncontig(uint64_t max_bytes) {
+    if (me == 0) std::printf("| size | alltoall/bruck, pack | datatype | datatype/pack |\n|---:|---:|---:|---:|\n");
+    for (uint64_t n : sizes(max_bytes)) {
+        Bufs b = buffers(Collective::alltoall, n);
+        auto rp = make(Collective::alltoall, "alltoall/bruck", b, n, Noncontig::pack);
+        auto rd = make(Collective::alltoall, "alltoall/bruck", b, n, Noncontig::datatype);
+        const double tp = time_it([&] { rp->start(); rp->wait(); }, n);
+        const double td = time_it([&] { rd->start(); rd->wait(); }, n);
+        if (me == 0) std::printf("| %llu | %.2f | %.2f | %.2f |\n", static_cast<unsigned long long>(n), tp * 1e6, td * 1e6, td / tp);
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,10 +212,12 @@ int main(int argc, char** argv) {
     try {
         if (what == "compare" && argc > 2) {
             compare(parse_collective(argv[2]), argc > 3 ? std::stoull(argv[3]) : (1u << 20));
+        } else if (what == "noncontig") {
+            noncontig(argc > 2 ? std::stoull(argv[2]) : (1u << 20));
         } else if (what == "overhead") {
             overhead(argc > 2 ? std::stoull(argv[2]) : (1u << 20));
         } else {
-            if (me == 0) std::fprintf(stderr, "usage: bench_mpi compare COLLECTIVE [max_bytes] | overhead [max_bytes]\n");
+            if (me == 0) std::fprintf(stderr, "usage: bench_mpi compare COLLECTIVE [max_bytes] | overhead [max_bytes] | noncontig [max_bytes]\n");
             rc = 2;
         }
     } catch (const std::exception& e) {

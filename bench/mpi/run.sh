@@ -12,7 +12,7 @@ for abi in $ABIS; do
   OUT=bench/mpi/results-$abi.md
   mpirun=".mpi/$abi/bin/mpirun"
   extra=""; [ "$abi" = openmpi ] && extra="--oversubscribe"
-  version=$("$mpirun" --version 2>&1 | sed -n 1p)
+  version=$("$mpirun" --version 2>&1 | grep -m1 -E "Open MPI|Version:" | sed 's/^ *//')
   {
     echo "# MPI benchmark results: $abi"
     echo
@@ -26,6 +26,8 @@ for abi in $ABIS; do
       echo; echo "## $abi, P=$P: executor overhead against hand-written MPI code of the same algorithm"; echo
       timeout 1800 "$mpirun" -n "$P" $extra "build/bench/bench_mpi_$abi" overhead "$MAX_BYTES"
     done
+    echo; echo "## $abi, P=4: non-contiguous messages, packing vs derived datatypes"; echo
+    timeout 1800 "$mpirun" -n 4 $extra "build/bench/bench_mpi_$abi" noncontig "$MAX_BYTES"
   } | tee "$OUT.tmp"
   mv "$OUT.tmp" "$OUT"
 done

@@ -417,6 +417,18 @@ bool Execution::test() {
     }
 }
 
+// True when completing only some of the active requests can release nothing: they are all the rest of the open
+// group, none has explicit dependents and none is a barrier. Then one MPI_Waitall does (as hand-written code would).
+bool Execution::all_or_nothing() const {
+    if (group_left_[open_group_] != reqs_.size()) return false;
+    for (uint32_t i : req_node_) {
+        const Node& n = plan_->nodes_[i];
+        if (n.group != open_group_ || n.kind == OpKind::barrier || plan_->dep_begin_[i] != plan_->dep_begin_[i + 1])
+            return false;
+    }
+    return true;
+}
+
 void Execution::wait() {
     if (!active_) return;
     for (;;) {
@@ -427,6 +439,12 @@ void Execution::wait() {
         }
         if (reqs_.empty()) throw Error("collplan executor stalled: ops wait for each other (invalid schedule)");
         const int n = static_cast<int>(reqs_.size());
+        if (all_or_nothing()) {
+            check(MPI_Waitall(n, reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            for (size_t k = 0; k < static_cast<size_t>(n); ++k) on_request_done(k);
+            compact();
+            continue;
+        }
         indices_.resize(reqs_.size());
         int outcount = 0;
         check(MPI_Waitsome(n, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");

@@ -122,6 +122,7 @@ private:
     void complete(uint32_t i);
     void released(uint32_t i);
     void compact();
+    bool all_or_nothing() const;
     char* base(Buf b) const;
 
     std::shared_ptr<const Plan> plan_;
