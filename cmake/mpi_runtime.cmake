@@ -1,0 +1,117 @@
+# The MPI runtime is built once per MPI implementation, because Open MPI and MPICH are not ABI compatible.
+#
+#   -DCOLLPLAN_MPI_HOMES="openmpi=/abs/prefix;mpich=/abs/prefix"
+#
+# Each entry names the ABI (openmpi or mpich: the names mpi4py uses) and an installation prefix with
+# include/mpi.h, lib/libmpi.so and bin/mpirun (the Makefile installs both from the Python package index into
+# .mpi/<abi>). For each ABI this builds
+#   collplan_mpi_<abi>        object library: executor + collectives, compiled against that mpi.h
+#   lib/<abi>/libcollplan_pmpi.so   the PMPI interposition library (LD_PRELOAD), only MPI_* symbols exported
+#   _mpi_<abi>                the Python module (with COLLPLAN_PYTHON), installed next to collplan._core
+#   collplan_mpi_tests_<abi>  the MPI test program, registered with ctest under that mpirun for P = 1..8
+#   bench_mpi_<abi>           the MPI benchmarks (with COLLPLAN_BENCH)
+set(COLLPLAN_MPI_HOMES "" CACHE STRING "MPI installations: abi=prefix;abi=prefix (abi: openmpi or mpich)")
+set(COLLPLAN_MPI_TEST_MAX_RANKS 8 CACHE STRING "largest P of the MPI tests")
+
+if(COLLPLAN_MPI_HOMES AND COLLPLAN_TESTS)
+  enable_language(C)  # the PMPI test program is plain C, as an unmodified MPI application would be
+endif()
+
+file(GLOB COLLPLAN_MPI_SOURCES CONFIGURE_DEPENDS src/collplan/runtime/mpi/*.cpp)
+list(FILTER COLLPLAN_MPI_SOURCES EXCLUDE REGEX "/pmpi\\.cpp$")
+
+set(mpi_homes_json "")
+foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
+  string(REPLACE "=" ";" kv "${entry}")
+  list(LENGTH kv n)
+  if(NOT n EQUAL 2)
+    message(FATAL_ERROR "COLLPLAN_MPI_HOMES entry '${entry}' is not abi=prefix")
+  endif()
+  list(GET kv 0 abi)
+  list(GET kv 1 home)
+  if(NOT abi MATCHES "^(openmpi|mpich)$")
+    message(FATAL_ERROR "COLLPLAN_MPI_HOMES: unknown MPI ABI '${abi}' (allowed: openmpi, mpich)")
+  endif()
+  if(NOT EXISTS "${home}/include/mpi.h")
+    message(FATAL_ERROR "COLLPLAN_MPI_HOMES: ${home}/include/mpi.h not found (install the ${abi} package there)")
+  endif()
+  message(STATUS "collplan: MPI runtime for ${abi} from ${home}")
+  if(mpi_homes_json)
+    string(APPEND mpi_homes_json ", ")
+  endif()
+  string(APPEND mpi_homes_json "\"${abi}\": \"${home}\"")
+  set(mpi_link -L${home}/lib -lmpi)
+
+  add_library(collplan_mpi_${abi} OBJECT ${COLLPLAN_MPI_SOURCES})
+  target_include_directories(collplan_mpi_${abi} PUBLIC src ${home}/include)
+  target_compile_definitions(collplan_mpi_${abi} PUBLIC OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+  target_compile_options(collplan_mpi_${abi} PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+
+  # PMPI library: exports MPI_* only, so the collplan code inside it never interposes on another copy
+  # (e.g. collplan._core in a Python process).
+  add_library(collplan_pmpi_${abi} SHARED src/collplan/runtime/mpi/pmpi.cpp
+              $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
+  target_link_libraries(collplan_pmpi_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link}
+                        -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/cmake/pmpi.map)
+  set_target_properties(collplan_pmpi_${abi} PROPERTIES OUTPUT_NAME collplan_pmpi
+                        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/${abi}
+                        BUILD_RPATH "${home}/lib" INSTALL_RPATH "${home}/lib"
+                        LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmake/pmpi.map)
+
+  if(COLLPLAN_PYTHON)
+    file(GLOB mpi_binding_sources CONFIGURE_DEPENDS python/bindings_mpi/*.cpp)
+    nanobind_add_module(_mpi_${abi} ${mpi_binding_sources}
+                        $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
+    target_link_libraries(_mpi_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link})
+    target_compile_definitions(_mpi_${abi} PRIVATE COLLPLAN_MPI_MODULE=_mpi_${abi} COLLPLAN_MPI_ABI="${abi}"
+                               COLLPLAN_MPI_HOME="${home}")
+    set_target_properties(_mpi_${abi} PROPERTIES INSTALL_RPATH "${home}/lib")
+    install(TARGETS _mpi_${abi} LIBRARY DESTINATION collplan)
+    install(TARGETS collplan_pmpi_${abi} LIBRARY DESTINATION collplan/lib/${abi})
+  endif()
+
+  if(COLLPLAN_TESTS)
+    add_executable(collplan_mpi_tests_${abi} tests/mpi/test_runtime.cpp
+                   $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
+    target_link_libraries(collplan_mpi_tests_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link})
+    set_target_properties(collplan_mpi_tests_${abi} PROPERTIES BUILD_RPATH "${home}/lib")
+    add_executable(pmpi_prog_${abi} tests/mpi/pmpi_prog.c)
+    set_target_properties(pmpi_prog_${abi} PROPERTIES BUILD_RPATH "${home}/lib")
+    target_include_directories(pmpi_prog_${abi} PRIVATE ${home}/include)
+    target_link_libraries(pmpi_prog_${abi} PRIVATE ${mpi_link})
+    set(oversubscribe "")
+    if(abi STREQUAL "openmpi")
+      set(oversubscribe --oversubscribe)
+    endif()
+    foreach(P RANGE 1 ${COLLPLAN_MPI_TEST_MAX_RANKS})
+      add_test(NAME mpi_${abi}_P${P}
+               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} $<TARGET_FILE:collplan_mpi_tests_${abi}>)
+      set_tests_properties(mpi_${abi}_P${P} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+                           ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    endforeach()
+    foreach(P 1 3 4)
+      add_test(NAME pmpi_${abi}_P${P}
+               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
+                       LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_VERBOSE=1
+                       COLLPLAN_ALLGATHER=ring COLLPLAN_ALLTOALL=pairwise COLLPLAN_ALLREDUCE=recursive_doubling
+                       COLLPLAN_BARRIER=dissemination:n=2 $<TARGET_FILE:pmpi_prog_${abi}>)
+      # each rank's stderr (collplan's log) and stdout share one pipe, so the order of the lines is kept
+      set_tests_properties(pmpi_${abi}_P${P} PROPERTIES TIMEOUT 60 RUN_SERIAL TRUE
+                           PASS_REGULAR_EXPRESSION "collplan: MPI_Allreduce.*pmpi_prog: all checks passed"
+                           ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    endforeach()
+  endif()
+
+  if(COLLPLAN_BENCH)
+    add_executable(bench_mpi_${abi} bench/mpi/bench_mpi.cpp
+                   $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
+    target_link_libraries(bench_mpi_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link})
+    set_target_properties(bench_mpi_${abi} PROPERTIES BUILD_RPATH "${home}/lib")
+  endif()
+endforeach()
+
+# Which MPI installations the Python package was built for (collplan.mpi picks the one mpirun belongs to).
+if(COLLPLAN_PYTHON AND COLLPLAN_MPI_HOMES)
+  file(WRITE ${CMAKE_BINARY_DIR}/_mpi_homes.json "{${mpi_homes_json}}\n")
+  install(FILES ${CMAKE_BINARY_DIR}/_mpi_homes.json DESTINATION collplan)
+endif()

@@ -1,0 +1,140 @@
+// collplan._mpi_<abi>: the MPI runtime for Python, built once per MPI implementation (cmake/mpi_runtime.cmake).
+// A thin layer: communicators, datatypes and operations arrive as mpi4py handles (MPI._handleof), buffers as
+// addresses; python/collplan/mpi.py turns mpi4py objects and NumPy arrays into these and keeps them alive.
+#include <mpi.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <type_traits>
+
+#include "collplan/runtime/mpi/collectives.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace collplan;
+using namespace collplan::mpi;
+
+namespace {
+
+template <class H>
+H from_handle(uintptr_t h) {
+    if constexpr (std::is_pointer_v<H>) return reinterpret_cast<H>(h);
+    else return static_cast<H>(h);
+}
+
+MPI_Comm comm_of(uintptr_t h) { return from_handle<MPI_Comm>(h); }
+const void* send_of(std::optional<uintptr_t> p) {
+    return p ? reinterpret_cast<const void*>(*p) : MPI_IN_PLACE;
+}
+void* ptr(uintptr_t p) { return reinterpret_cast<void*>(p); }
+
+Noncontig parse_mode(const std::string& m) {
+    if (m == "auto") return Noncontig::automatic;
+    if (m == "pack") return Noncontig::pack;
+    if (m == "datatype") return Noncontig::datatype;
+    throw Error("noncontig mode '" + m + "' is unknown (allowed: auto, pack, datatype)");
+}
+
+Choice choice(const std::string& algorithm, const std::map<std::string, std::string>& params, const std::string& mode) {
+    return Choice{algorithm, params, parse_mode(mode)};
+}
+
+std::vector<uint64_t> u64(const std::vector<long long>& v, const char* what) {
+    std::vector<uint64_t> out;
+    for (long long x : v) {
+        if (x < 0) throw Error(std::string(what) + " entry " + std::to_string(x) + " is negative (allowed: >= 0)");
+        out.push_back(static_cast<uint64_t>(x));
+    }
+    return out;
+}
+
+nb::dict stats(uintptr_t comm) {
+    const CacheStats s = cache_stats(comm_of(comm));
+    nb::dict d;
+    d["schedules"] = s.schedules;
+    d["plans"] = s.plans;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    return d;
+}
+
+void bind_request(nb::module_& m) {
+    nb::class_<Request>(m, "Request")
+        .def("start", &Request::start, "Start (or restart) the collective.")
+        .def("test", &Request::test, "Advance without blocking; True when this rank's part is complete.")
+        .def("wait", &Request::wait, "Block until this rank's part is complete.")
+        .def_prop_ro("active", &Request::active)
+        .def_prop_ro("algorithm", [](const Request& r) { return r.plan().schedule().algorithm; })
+        .def_prop_ro("params", [](const Request& r) { return r.plan().schedule().params; })
+        .def_prop_ro("topology", [](const Request& r) { return r.plan().schedule().topology; })
+        .def_prop_ro("plan_was_cached", &Request::plan_was_cached)
+        .def_prop_ro("datatypes", [](const Request& r) { return r.plan().datatypes(); })
+        .def_prop_ro("stage_bytes", [](const Request& r) { return r.plan().stage_bytes(); });
+}
+
+void bind_collectives(nb::module_& m) {
+    m.def("allgather_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
+                               const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
+        return allgather_init(send_of(send), ptr(recv), bytes, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("alltoall_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
+                              const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
+        return alltoall_init(send_of(send), ptr(recv), bytes, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("alltoallv_init", [](uintptr_t comm, std::optional<uintptr_t> send, const std::vector<long long>& sb,
+                               const std::vector<long long>& sd, uintptr_t recv, const std::vector<long long>& rb,
+                               const std::vector<long long>& rd, const std::string& alg,
+                               const std::map<std::string, std::string>& params, const std::string& mode) {
+        const auto sb64 = u64(sb, "send count"), sd64 = u64(sd, "send displacement");
+        const auto rb64 = u64(rb, "recv count"), rd64 = u64(rd, "recv displacement");
+        return alltoallv_init(send_of(send), sb64.data(), sd64.data(), ptr(recv), rb64.data(), rd64.data(),
+                              comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "send_bytes"_a, "send_displs"_a, "recv"_a, "recv_bytes"_a, "recv_displs"_a,
+       "algorithm"_a, "params"_a, "mode"_a);
+    m.def("allreduce_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count,
+                               uintptr_t datatype, uintptr_t op, const std::string& alg,
+                               const std::map<std::string, std::string>& params, const std::string& mode) {
+        return allreduce_init(send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
+                              from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("barrier_init", [](uintptr_t comm, const std::string& alg, const std::map<std::string, std::string>& params,
+                             const std::string& mode) { return barrier_init(comm_of(comm), choice(alg, params, mode)); },
+          "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("cache_stats", &stats, "comm"_a);
+    m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,
+                        const std::map<std::string, std::string>& params) -> std::string {
+        const Collective c = parse_collective(collective);
+        const size_t P = static_cast<size_t>(ranks);
+        try {
+            runtime_schedule(c, ranks, Choice{alg, params, Noncontig::automatic},
+                             c == Collective::alltoallv ? std::vector<uint64_t>(P * P, 1) : std::vector<uint64_t>{});
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "";
+    }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a);
+}
+
+}  // namespace
+
+NB_MODULE(COLLPLAN_MPI_MODULE, m) {
+    // collplan.CollplanError for every collplan::Error (kept for the life of the process, never released).
+    static PyObject* core_error = nb::object(nb::module_::import_("collplan._core").attr("CollplanError")).release().ptr();
+    nb::register_exception_translator(
+        [](const std::exception_ptr& p, void*) {
+            try {
+                std::rethrow_exception(p);
+            } catch (const Error& e) {
+                PyErr_SetString(core_error, e.what());
+            }
+        });
+    m.attr("abi") = COLLPLAN_MPI_ABI;
+    m.attr("home") = COLLPLAN_MPI_HOME;
+    bind_request(m);
+    bind_collectives(m);
+}

@@ -1,0 +1,325 @@
+"""Run collectives for real through collplan's executor, with mpi4py communicators and NumPy arrays.
+
+Blocking::
+
+    from mpi4py import MPI
+    import numpy as np
+    from collplan import mpi as cmpi
+    x = np.arange(1000.0); y = np.empty_like(x)
+    cmpi.allreduce(MPI.COMM_WORLD, x, y, op=MPI.SUM, algorithm="rabenseifner")
+    cmpi.allgather(MPI.COMM_WORLD, block, out, algorithm="bruck")
+
+Split-phase (the request can be started again: a persistent plan)::
+
+    req = cmpi.iallreduce(MPI.COMM_WORLD, x, y, algorithm="ring")   # started
+    while not req.test():                                            # advances without blocking
+        do_other_work()
+    req.start(); req.wait()                                          # run it again on the same buffers
+
+`*_init` returns a request that is not started yet. `sendbuf=None` (or MPI.IN_PLACE) means in place, as in MPI.
+Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"); keyword
+arguments are the algorithm's parameters (e.g. n=2 for barrier/dissemination, topology="hypercube:3"); `mode`
+chooses how non-contiguous messages travel: "auto", "pack" or "datatype".
+
+Two MPI implementations are supported side by side (Open MPI and MPICH, ABI-incompatible): collplan has one
+extension module per implementation and loads the one matching the MPI library mpi4py uses. Before mpi4py is
+imported, collplan points mpi4py at the MPI that launched the process (the mpirun environment tells: Open MPI
+sets OMPI_COMM_WORLD_SIZE, MPICH's hydra PMI_SIZE), unless MPI4PY_LIBMPI / MPI4PY_MPIABI already choose one;
+COLLPLAN_MPI=openmpi|mpich overrides the guess.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from ._core import CollplanError
+
+DEFAULT_ALGORITHMS = {
+    "allgather": "allgather/ring",
+    "alltoall": "alltoall/pairwise",
+    "allreduce": "allreduce/recursive_doubling",
+    "barrier": "barrier/dissemination",
+}
+_SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
+_state: dict = {}
+
+
+def homes() -> dict[str, str]:
+    """MPI installations this collplan was built for: {abi: prefix}."""
+    path = Path(__file__).with_name("_mpi_homes.json")
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text())
+
+
+def _launcher_abi() -> str | None:
+    env = os.environ
+    if env.get("COLLPLAN_MPI"):
+        return env["COLLPLAN_MPI"]
+    if "OMPI_COMM_WORLD_SIZE" in env or "OMPI_COMMAND" in env:
+        return "openmpi"
+    if "PMI_SIZE" in env or "HYDI_CONTROL_FD" in env or "PMI_FD" in env:
+        return "mpich"
+    return None
+
+
+def _library_abi(MPI) -> str:
+    version = MPI.Get_library_version()
+    if version.startswith("Open MPI"):
+        return "openmpi"
+    return "mpich"  # MPICH and its ABI family (Intel MPI, MVAPICH)
+
+
+def pmpi_library(abi: str | None = None) -> str:
+    """Path of libcollplan_pmpi.so for an MPI ('openmpi', 'mpich'; default: the one in use or launching us)."""
+    abi = abi or (_state["abi"] if "abi" in _state else _launcher_abi()) or next(iter(homes()), None)
+    if abi not in homes():
+        raise CollplanError(f"no collplan MPI runtime for '{abi}' (built for: {', '.join(homes()) or 'none'})")
+    path = Path(__file__).with_name("lib") / abi / "libcollplan_pmpi.so"
+    if not path.exists():
+        raise CollplanError(f"{path} is missing (reinstall collplan with its MPI runtime: make install)")
+    return str(path)
+
+
+def backend():
+    """(mpi4py.MPI, the collplan._mpi_<abi> module) for the MPI library in use; imports mpi4py if needed."""
+    if "module" in _state:
+        return _state["MPI"], _state["module"]
+    built = homes()
+    if not built:
+        raise CollplanError("collplan was built without the MPI runtime (make install builds it for Open MPI and MPICH)")
+    if "mpi4py.MPI" not in sys.modules and not (os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI")):
+        abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
+        if abi not in built:
+            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
+        os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise CollplanError(f"mpi4py is needed for collplan.mpi ({e})") from None
+    abi = _library_abi(MPI)
+    if abi not in built:
+        raise CollplanError(f"mpi4py uses {abi}, which collplan was not built for (built for: {', '.join(built)})")
+    module = importlib.import_module(f"collplan._mpi_{abi}")
+    _state.update(MPI=MPI, module=module, abi=abi)
+    return MPI, module
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _handle(obj) -> int:
+    MPI, _ = backend()
+    return MPI._handleof(obj)
+
+
+def _array(buf, name: str, writable: bool = False):
+    import numpy as np
+
+    a = np.asarray(buf)
+    if not a.flags.c_contiguous:
+        raise CollplanError(f"{name} must be a C-contiguous array")
+    if writable and not a.flags.writeable:
+        raise CollplanError(f"{name} must be writable")
+    return a
+
+
+def _in_place(sendbuf) -> bool:
+    MPI, _ = backend()
+    return sendbuf is None or sendbuf is MPI.IN_PLACE
+
+
+def _algorithm(collective: str, algorithm: str | None) -> str:
+    name = algorithm or DEFAULT_ALGORITHMS.get(collective)
+    if not name:
+        raise CollplanError(f"{collective} needs an algorithm (see `collplan algorithms --collective {collective}`)")
+    return name if "/" in name else f"{collective}/{name}"
+
+
+def _params(params: dict) -> dict[str, str]:
+    return {str(k): str(v) for k, v in params.items()}
+
+
+class Request:
+    """A collplan collective in flight: start() / test() / wait(); restartable (persistent plan)."""
+
+    def __init__(self, native, keep):
+        self._native = native
+        self._keep = keep  # the arrays the executor reads and writes stay alive with the request
+
+    def start(self) -> "Request":
+        self._native.start()
+        return self
+
+    def test(self) -> bool:
+        return self._native.test()
+
+    def wait(self) -> None:
+        self._native.wait()
+
+    @property
+    def active(self) -> bool:
+        return self._native.active
+
+    @property
+    def algorithm(self) -> str:
+        return self._native.algorithm
+
+    @property
+    def plan_was_cached(self) -> bool:
+        return self._native.plan_was_cached
+
+    def __repr__(self) -> str:
+        return f"<collplan.mpi.Request {self.algorithm} {'active' if self.active else 'idle'}>"
+
+
+# ------------------------------------------------------------------------------------------ collectives
+def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
+    _, mod = backend()
+    out = _array(recvbuf, "recvbuf", writable=True)
+    if out.nbytes % comm.Get_size():
+        raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
+    block = out.nbytes // comm.Get_size()
+    send = None
+    if not _in_place(sendbuf):
+        send = _array(sendbuf, "sendbuf")
+        if send.nbytes != block:
+            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {block} per rank")
+    native = mod.allgather_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
+                                _algorithm("allgather", algorithm), _params(params), mode)
+    return Request(native, (send, out))
+
+
+def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
+    _, mod = backend()
+    out = _array(recvbuf, "recvbuf", writable=True)
+    if out.nbytes % comm.Get_size():
+        raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
+    block = out.nbytes // comm.Get_size()
+    send = None
+    if not _in_place(sendbuf):
+        send = _array(sendbuf, "sendbuf")
+        if send.nbytes != out.nbytes:
+            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf has {out.nbytes}")
+    native = mod.alltoall_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
+                               _algorithm("alltoall", algorithm), _params(params), mode)
+    return Request(native, (send, out))
+
+
+def _displs(counts, displs):
+    if displs is not None:
+        return [int(d) for d in displs]
+    out, off = [], 0
+    for c in counts:
+        out.append(off)
+        off += int(c)
+    return out
+
+
+def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
+                   sdispls=None, rdispls=None, mode: str = "auto", **params) -> Request:
+    """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
+    _, mod = backend()
+    out = _array(recvbuf, "recvbuf", writable=True)
+    item = out.itemsize
+    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+    if send is not None and send.itemsize != item:
+        raise CollplanError("sendbuf and recvbuf must have the same element size")
+    sc = [int(c) * item for c in (recvcounts if send is None else sendcounts)]
+    sd = [int(d) * item for d in _displs(recvcounts if send is None else sendcounts, rdispls if send is None else sdispls)]
+    rc = [int(c) * item for c in recvcounts]
+    rd = [int(d) * item for d in _displs(recvcounts, rdispls)]
+    native = mod.alltoallv_init(_handle(comm), None if send is None else send.ctypes.data, sc, sd, out.ctypes.data,
+                                rc, rd, _algorithm("alltoallv", algorithm), _params(params), mode)
+    return Request(native, (send, out))
+
+
+def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
+                   **params) -> Request:
+    MPI, mod = backend()
+    from mpi4py.util import dtlib
+
+    out = _array(recvbuf, "recvbuf", writable=True)
+    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+    if send is not None and (send.dtype != out.dtype or send.size != out.size):
+        raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) differ")
+    # Predefined types for plain dtypes (MPI_SUM etc. are defined on those only); a committed struct otherwise.
+    datatype = MPI._typedict.get(out.dtype.char) if out.dtype.fields is None else None
+    if datatype is None:
+        datatype = dtlib.from_numpy_dtype(out.dtype).Commit()
+    op = MPI.SUM if op is None else op
+    native = mod.allreduce_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, out.size,
+                                MPI._handleof(datatype), MPI._handleof(op), _algorithm("allreduce", algorithm),
+                                _params(params), mode)
+    return Request(native, (send, out, datatype, op))
+
+
+def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
+    _, mod = backend()
+    native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
+    return Request(native, ())
+
+
+def iallgather(*args, **kw) -> Request:
+    return allgather_init(*args, **kw).start()
+
+
+def ialltoall(*args, **kw) -> Request:
+    return alltoall_init(*args, **kw).start()
+
+
+def ialltoallv(*args, **kw) -> Request:
+    return alltoallv_init(*args, **kw).start()
+
+
+def iallreduce(*args, **kw) -> Request:
+    return allreduce_init(*args, **kw).start()
+
+
+def ibarrier(*args, **kw) -> Request:
+    return barrier_init(*args, **kw).start()
+
+
+def allgather(*args, **kw) -> str:
+    """Blocking allgather; returns the algorithm that ran."""
+    r = iallgather(*args, **kw)
+    r.wait()
+    return r.algorithm
+
+
+def alltoall(*args, **kw) -> str:
+    r = ialltoall(*args, **kw)
+    r.wait()
+    return r.algorithm
+
+
+def alltoallv(*args, **kw) -> str:
+    r = ialltoallv(*args, **kw)
+    r.wait()
+    return r.algorithm
+
+
+def allreduce(*args, **kw) -> str:
+    r = iallreduce(*args, **kw)
+    r.wait()
+    return r.algorithm
+
+
+def barrier(*args, **kw) -> str:
+    r = ibarrier(*args, **kw)
+    r.wait()
+    return r.algorithm
+
+
+def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:
+    """'' when the runtime can run the algorithm on `ranks` ranks (on full:P or one of its topology families),
+    else why not. alltoallv schedules depend on the counts, so this only checks the parameters for them."""
+    _, mod = backend()
+    return mod.applies(collective, _algorithm(collective, algorithm), ranks, _params(params or {}))
+
+
+def cache_stats(comm) -> dict:
+    """Schedules and plans cached for this communicator, with hit and miss counts."""
+    _, mod = backend()
+    return mod.cache_stats(_handle(comm))

@@ -1,0 +1,335 @@
+// Byte layout of one rank's part of a schedule. See layout.hpp.
+#include "collplan/runtime/layout.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+namespace collplan {
+namespace {
+
+constexpr int64_t kUnknown = -1;
+
+bool all_equal(const std::vector<uint64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [&](uint64_t x) { return x == v.front(); });
+}
+
+// The id a block of `in`/`out` holds by its position (see layout.hpp).
+int64_t own_id(Collective c, int P, int rank, Buf b, uint32_t block) {
+    switch (c) {
+        case Collective::allgather: return b == Buf::in ? rank : block;
+        case Collective::alltoall:
+        case Collective::alltoallv:
+            return b == Buf::in ? int64_t{rank} * P + block : int64_t{block} * P + rank;
+        case Collective::allreduce: return block;
+        default: return 0;
+    }
+}
+
+// Symbolic run of every rank's program: which block id sits in which block when each op runs.
+class Flow {
+public:
+    Flow(const Schedule& s, int me) : s_(s), P_(s.ranks()), me_(me) {
+        const uint32_t nb = s.blocks(Buf::in) + s.blocks(Buf::out) + s.blocks(Buf::tmp);
+        ids_.assign(static_cast<size_t>(P_) * nb, kUnknown);
+        for (int r = 0; r < P_; ++r)
+            for (Buf b : {Buf::in, Buf::out})
+                for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = own_id(s.collective(), P_, r, b, k);
+        st_.resize(static_cast<size_t>(P_));
+        for (int r = 0; r < P_; ++r) index_rank(r);
+        match();
+    }
+
+    // Runs to completion; fills held[2 i] (sources) and held[2 i + 1] (destinations) of this rank's op i.
+    template <class Held>
+    void run(std::vector<std::vector<Held>>& held) {
+        held.assign(2 * s_.num_ops(me_), {});
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
+                if (st_[r].pending[i] == 0) ready_.push_back({r, i});
+        while (!ready_.empty()) {
+            auto [r, i] = ready_.front();
+            ready_.pop_front();
+            step(r, i, held);
+        }
+        for (uint32_t i = 0; i < s_.num_ops(me_); ++i)
+            if (!st_[me_].done[i])
+                throw Error("schedule " + s_.algorithm + " never completes rank " + std::to_string(me_) + " op " +
+                            std::to_string(i) + " (deadlock or unmatched message)");
+    }
+
+private:
+    struct RankState {
+        std::vector<uint32_t> group, group_begin, group_left, pending;
+        std::vector<std::vector<uint32_t>> dependents;
+        std::vector<uint8_t> done, waiting;
+        std::vector<int> partner_rank;
+        std::vector<uint32_t> partner_op;
+        std::vector<std::vector<int64_t>> payload;  // recv: ids delivered by the matching send
+        std::vector<uint8_t> delivered;
+        uint32_t open_group = 0;                     // lowest group not yet complete
+    };
+
+    int64_t& id(int r, Buf b, uint32_t k) {
+        size_t base = static_cast<size_t>(r) * (s_.blocks(Buf::in) + s_.blocks(Buf::out) + s_.blocks(Buf::tmp));
+        if (b != Buf::in) base += s_.blocks(Buf::in);
+        if (b == Buf::tmp) base += s_.blocks(Buf::out);
+        return ids_[base + k];
+    }
+
+    void index_rank(int r) {
+        RankState& rs = st_[r];
+        const size_t n = s_.num_ops(r);
+        rs.group.resize(n);
+        rs.pending.assign(n, 0);
+        rs.dependents.resize(n);
+        rs.done.assign(n, 0);
+        rs.waiting.assign(n, 0);
+        rs.partner_rank.assign(n, -1);
+        rs.partner_op.assign(n, 0);
+        rs.payload.resize(n);
+        rs.delivered.assign(n, 0);
+        uint32_t g = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const OpView v = s_.op(r, i);
+            if (i > 0 && v.op.fence()) ++g;
+            if (i == 0 || v.op.fence()) rs.group_begin.push_back(i), rs.group_left.push_back(0);
+            rs.group[i] = g;
+            ++rs.group_left[g];
+            rs.pending[i] = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
+            for (uint32_t d : v.deps) rs.dependents[d].push_back(i);
+        }
+        rs.group_begin.push_back(static_cast<uint32_t>(n));
+    }
+
+    // The k-th send i->j with tag t matches the k-th recv at j from i with tag t (program order).
+    void match() {
+        std::map<std::tuple<int, int, int>, std::deque<uint32_t>> recvs;  // (dst, src, tag) -> recv ops
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
+                const Op& op = s_.program(r).ops[i];
+                if (op.kind == OpKind::recv) recvs[{r, op.peer, op.tag()}].push_back(i);
+            }
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
+                const Op& op = s_.program(r).ops[i];
+                if (op.kind != OpKind::send) continue;
+                auto& q = recvs[{op.peer, r, op.tag()}];
+                if (q.empty())
+                    throw Error("schedule " + s_.algorithm + ": rank " + std::to_string(r) + " op " +
+                                std::to_string(i) + " sends to " + std::to_string(op.peer) + " with no matching recv");
+                st_[r].partner_rank[i] = op.peer;
+                st_[r].partner_op[i] = q.front();
+                q.pop_front();
+            }
+    }
+
+    std::vector<int64_t> read(int r, std::span<const Segment> segs) {
+        std::vector<int64_t> out;
+        for (const Segment& g : segs)
+            for (uint32_t k = 0; k < g.count; ++k) out.push_back(id(r, g.buf(), g.first() + k));
+        return out;
+    }
+    void write(int r, std::span<const Segment> segs, const std::vector<int64_t>& v) {
+        size_t k = 0;
+        for (const Segment& g : segs)
+            for (uint32_t b = 0; b < g.count && k < v.size(); ++b) id(r, g.buf(), g.first() + b) = v[k++];
+    }
+
+    template <class Held>
+    void record(int r, uint32_t i, int side, std::span<const Segment> segs, std::vector<std::vector<Held>>& held) {
+        if (r != me_) return;
+        for (const Segment& g : segs)
+            for (uint32_t k = 0; k < g.count; ++k)
+                held[2 * i + side].push_back({g.buf(), g.first() + k, id(r, g.buf(), g.first() + k)});
+    }
+
+    template <class Held>
+    void step(int r, uint32_t i, std::vector<std::vector<Held>>& held) {
+        const OpView v = s_.op(r, i);
+        RankState& rs = st_[r];
+        switch (v.op.kind) {
+            case OpKind::send: {
+                record(r, i, 0, v.src(), held);
+                RankState& ps = st_[rs.partner_rank[i]];
+                const uint32_t j = rs.partner_op[i];
+                ps.payload[j] = read(r, v.src());
+                ps.delivered[j] = 1;
+                if (ps.waiting[j]) deliver(rs.partner_rank[i], j, held);
+                break;
+            }
+            case OpKind::recv:
+                if (!rs.delivered[i]) {
+                    rs.waiting[i] = 1;
+                    return;  // completes when the matching send starts
+                }
+                deliver(r, i, held);
+                return;
+            case OpKind::copy:
+            case OpKind::reduce:
+                record(r, i, 0, v.src(), held);
+                if (v.op.kind == OpKind::copy) write(r, v.dst(), read(r, v.src()));
+                record(r, i, 1, v.dst(), held);
+                break;
+            default: break;  // calc and barrier move no data
+        }
+        complete(r, i);
+    }
+
+    template <class Held>
+    void deliver(int r, uint32_t i, std::vector<std::vector<Held>>& held) {
+        const OpView v = s_.op(r, i);
+        write(r, v.dst(), st_[r].payload[i]);
+        record(r, i, 1, v.dst(), held);
+        complete(r, i);
+    }
+
+    void complete(int r, uint32_t i) {
+        RankState& rs = st_[r];
+        rs.done[i] = 1;
+        for (uint32_t d : rs.dependents[i])
+            if (--rs.pending[d] == 0) ready_.push_back({r, d});
+        --rs.group_left[rs.group[i]];
+        while (rs.open_group + 1 < rs.group_left.size() && rs.group_left[rs.open_group] == 0) {
+            ++rs.open_group;
+            for (uint32_t k = rs.group_begin[rs.open_group]; k < rs.group_begin[rs.open_group + 1]; ++k)
+                if (--rs.pending[k] == 0) ready_.push_back({r, k});
+        }
+    }
+
+    const Schedule& s_;
+    int P_, me_;
+    std::vector<int64_t> ids_;
+    std::vector<RankState> st_;
+    std::deque<std::pair<int, uint32_t>> ready_;
+};
+
+}  // namespace
+
+Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(shape), P_(s.ranks()), rank_(rank) {
+    if (shape.collective != s.collective())
+        throw Error(std::string("call is ") + to_string(shape.collective) + " but schedule " + s.algorithm + " is " +
+                    to_string(s.collective()));
+    if (rank < 0 || rank >= P_) throw Error("rank " + std::to_string(rank) + " outside the schedule's " + std::to_string(P_) + " ranks");
+    switch (s.collective()) {
+        case Collective::allreduce:
+            S_ = s.blocks(Buf::in);
+            if (s.blocks(Buf::out) != S_)
+                throw Error("allreduce schedule " + s.algorithm + " has " + std::to_string(S_) + " in blocks but " +
+                            std::to_string(s.blocks(Buf::out)) + " out blocks (must be equal)");
+            uniform_ = S_ == 0 || shape.count % S_ == 0;
+            uniform_bytes_ = S_ == 0 ? 0 : shape.count / S_ * shape.elem_bytes;
+            break;
+        case Collective::alltoallv:
+            if (shape.matrix_bytes.size() != static_cast<size_t>(P_) * P_ || shape.send_displs.size() != size_t(P_) ||
+                shape.recv_displs.size() != size_t(P_))
+                throw Error("alltoallv call shape needs a " + std::to_string(P_) + "x" + std::to_string(P_) +
+                            " byte matrix and " + std::to_string(P_) + " displacements per side");
+            uniform_ = all_equal(shape.matrix_bytes);
+            uniform_bytes_ = shape.matrix_bytes.empty() ? 0 : shape.matrix_bytes.front();
+            break;
+        case Collective::barrier: uniform_bytes_ = 0; break;
+        default: uniform_bytes_ = shape.block_bytes; break;
+    }
+    std::vector<std::vector<Held>> held;
+    if (uniform_) {
+        held.assign(2 * s.num_ops(rank), {});
+        for (uint32_t i = 0; i < s.num_ops(rank); ++i) {
+            const OpView v = s.op(rank, i);
+            for (int side = 0; side < 2; ++side)
+                for (const Segment& g : side == 0 ? v.src() : v.dst())
+                    for (uint32_t k = 0; k < g.count; ++k)
+                        held[2 * i + side].push_back({g.buf(), g.first() + k, own_id(s.collective(), P_, rank, g.buf(), g.first() + k)});
+        }
+    } else {
+        analyse(s, rank, held);
+    }
+    build_chunks(s, rank, held);
+}
+
+void Layout::analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>& held) {
+    Flow flow(s, rank);
+    flow.run(held);
+}
+
+uint64_t Layout::id_bytes(int64_t id) const {
+    if (uniform_ || id == kUnknown) return uniform_bytes_;
+    if (shape_.collective == Collective::allreduce) {
+        const auto s = static_cast<uint64_t>(id);
+        return (shape_.segment_begin(s + 1, S_) - shape_.segment_begin(s, S_)) * shape_.elem_bytes;
+    }
+    return shape_.matrix_bytes.at(static_cast<size_t>(id));
+}
+
+Chunk Layout::position(Buf b, uint32_t block, int64_t id) const {
+    const uint64_t bytes = id_bytes(id);
+    if (b == Buf::tmp) return {b, tmp_slot_off_.at(block), bytes};
+    const int64_t own = own_id(shape_.collective, P_, rank_, b, block);
+    uint64_t off = 0;
+    switch (shape_.collective) {
+        case Collective::allgather: off = b == Buf::in ? 0 : uint64_t{block} * shape_.block_bytes; break;
+        case Collective::alltoall: off = uint64_t{block} * shape_.block_bytes; break;
+        case Collective::allreduce: off = shape_.segment_begin(block, S_) * shape_.elem_bytes; break;
+        case Collective::alltoallv: off = (b == Buf::in ? shape_.send_displs : shape_.recv_displs).at(block); break;
+        default: break;
+    }
+    if (id != own && bytes != id_bytes(own))
+        throw Error(std::string("schedule stores a block of ") + std::to_string(bytes) + " bytes in " + to_string(b) +
+                    "[" + std::to_string(block) + "], which holds " + std::to_string(id_bytes(own)) + " bytes in this call");
+    return {b, off, bytes};
+}
+
+void Layout::build_chunks(const Schedule& s, int rank, const std::vector<std::vector<Held>>& held) {
+    const uint32_t T = s.blocks(Buf::tmp);
+    std::vector<uint64_t> slot(T, uniform_ ? uniform_bytes_ : 0);
+    if (!uniform_)
+        for (const auto& list : held)
+            for (const Held& h : list)
+                if (h.buf == Buf::tmp) slot[h.block] = std::max(slot[h.block], id_bytes(h.id));
+    tmp_slot_off_.assign(T, 0);
+    for (uint32_t b = 0; b < T; ++b) {
+        tmp_slot_off_[b] = tmp_bytes_;
+        tmp_bytes_ += slot[b];
+    }
+    const size_t n = s.num_ops(rank);
+    begin_.assign(2 * n + 1, 0);
+    for (size_t k = 0; k < 2 * n; ++k) {
+        begin_[k] = static_cast<uint32_t>(chunks_.size());
+        for (const Held& h : held[k]) {
+            const Chunk c = position(h.buf, h.block, h.id);
+            if (c.bytes == 0) continue;
+            if (c.buf != Buf::tmp) extent_[static_cast<int>(c.buf)] = std::max(extent_[static_cast<int>(c.buf)], c.offset + c.bytes);
+            if (chunks_.size() > begin_[k] && chunks_.back().buf == c.buf && chunks_.back().offset + chunks_.back().bytes == c.offset)
+                chunks_.back().bytes += c.bytes;
+            else
+                chunks_.push_back(c);
+        }
+    }
+    begin_[2 * n] = static_cast<uint32_t>(chunks_.size());
+    for (uint32_t i = 0; i < n; ++i) {
+        const OpKind k = s.program(rank).ops[i].kind;
+        if ((k == OpKind::copy || k == OpKind::reduce) && src_bytes(i) != dst_bytes(i))
+            throw Error("schedule " + s.algorithm + " rank " + std::to_string(rank) + " op " + std::to_string(i) + " (" +
+                        to_string(k) + ") moves " + std::to_string(src_bytes(i)) + " bytes into " +
+                        std::to_string(dst_bytes(i)) + " bytes");
+    }
+}
+
+std::span<const Chunk> Layout::span(uint32_t op, int side) const {
+    const size_t k = 2 * size_t{op} + static_cast<size_t>(side);
+    return std::span<const Chunk>(chunks_).subspan(begin_.at(k), begin_.at(k + 1) - begin_[k]);
+}
+
+uint64_t Layout::src_bytes(uint32_t op) const {
+    uint64_t n = 0;
+    for (const Chunk& c : src(op)) n += c.bytes;
+    return n;
+}
+
+uint64_t Layout::dst_bytes(uint32_t op) const {
+    uint64_t n = 0;
+    for (const Chunk& c : dst(op)) n += c.bytes;
+    return n;
+}
+
+}  // namespace collplan

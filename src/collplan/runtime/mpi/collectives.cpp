@@ -1,0 +1,325 @@
+// The collectives over MPI with per-communicator caches. See collectives.hpp.
+#include "collplan/runtime/mpi/collectives.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collplan/algorithms/registry.hpp"
+#include "collplan/verify/sweep.hpp"
+
+namespace collplan::mpi {
+
+namespace {
+constexpr int kTagWindow = 256;    // tags per run; overlapping runs get different windows
+constexpr size_t kMaxPlans = 64;   // per communicator, least recently used dropped first
+}  // namespace
+
+struct CommState {
+    MPI_Comm dup = MPI_COMM_NULL;
+    int slots = 1;                 // tag windows available
+    uint64_t seq = 0, clock = 0;
+    struct Entry {
+        std::shared_ptr<const Plan> plan;
+        std::vector<std::unique_ptr<Execution>> idle;
+        uint64_t last_use = 0;
+    };
+    std::map<std::string, std::shared_ptr<const Schedule>> schedules;
+    std::map<std::string, Entry> plans;
+    uint64_t hits = 0, misses = 0;
+
+    ~CommState() {
+        plans.clear();
+        int fin = 0;
+        MPI_Finalized(&fin);
+        if (!fin && dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+    }
+    int next_tag_base() { return static_cast<int>(seq++ % static_cast<uint64_t>(slots)) * kTagWindow; }
+};
+
+namespace {
+
+void check(int rc, const char* what) {
+    if (rc != MPI_SUCCESS) throw Error(std::string(what) + " failed with MPI error " + std::to_string(rc));
+}
+
+int delete_state(MPI_Comm, int, void* attr, void*) {
+    delete static_cast<std::shared_ptr<CommState>*>(attr);
+    return MPI_SUCCESS;
+}
+
+// The process-wide attribute key (MPI keyvals are process-global by nature; created once, never freed).
+int keyval() {
+    static const int kv = [] {
+        int k = MPI_KEYVAL_INVALID;
+        check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &k, nullptr), "MPI_Comm_create_keyval");
+        return k;
+    }();
+    return kv;
+}
+
+std::shared_ptr<CommState> state_of(MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL) throw Error("communicator is MPI_COMM_NULL (allowed: an intra-communicator)");
+    int inter = 0;
+    check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+    if (inter) throw Error("inter-communicators are not supported (allowed: an intra-communicator)");
+    void* attr = nullptr;
+    int found = 0;
+    check(MPI_Comm_get_attr(comm, keyval(), &attr, &found), "MPI_Comm_get_attr");
+    if (found) return *static_cast<std::shared_ptr<CommState>*>(attr);
+    auto st = std::make_shared<CommState>();
+    check(MPI_Comm_dup(comm, &st->dup), "MPI_Comm_dup");
+    void* ub = nullptr;
+    int has = 0;
+    MPI_Comm_get_attr(st->dup, MPI_TAG_UB, &ub, &has);
+    const int tag_ub = has ? *static_cast<int*>(ub) : 32767;
+    st->slots = std::max(1, (tag_ub + 1) / kTagWindow);
+    check(MPI_Comm_set_attr(comm, keyval(), new std::shared_ptr<CommState>(st)), "MPI_Comm_set_attr");
+    return st;
+}
+
+// The topology the schedule is generated for: params["topology"], else full:P, else the first default family.
+Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+    auto it = params.find("topology");
+    if (it != params.end()) {
+        Topology t = Topology::parse(it->second);
+        params.erase(it);
+        return t;
+    }
+    std::vector<std::string> specs{"full:" + std::to_string(P)};
+    for (const std::string& fam : a.default_topologies)
+        for (const std::string& spec : family_topologies(fam, P)) specs.push_back(spec);
+    const Params valid = validate_params(a, params);
+    std::string first_reason;
+    for (const std::string& spec : specs) {
+        Topology t = Topology::parse(spec);
+        const Problem p{a.collective, P, t, valid, matrix};
+        const std::string why = a.applies ? a.applies(p) : "";
+        if (why.empty()) return t;
+        if (first_reason.empty()) first_reason = why;
+    }
+    throw Error(a.name + " does not apply to P=" + std::to_string(P) + ": " + first_reason);
+}
+
+const Algorithm& resolve(Collective c, const std::string& name) {
+    const std::string full = name.find('/') == std::string::npos ? std::string(to_string(c)) + "/" + name : name;
+    const Algorithm& a = Registry::get().find(full);
+    if (a.collective != c)
+        throw Error("algorithm " + a.name + " is not a " + to_string(c) + " algorithm");
+    return a;
+}
+
+std::string encode(const std::vector<uint64_t>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(uint64_t));
+}
+
+std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P, const Choice& ch,
+                                             const std::vector<uint64_t>& matrix) {
+    const Algorithm& a = resolve(c, ch.algorithm);
+    std::string key = a.name + "|" + std::to_string(P) + "|";
+    for (const auto& [k, v] : ch.params) key += k + "=" + v + ";";
+    key += "|" + encode(matrix);
+    auto it = st.schedules.find(key);
+    if (it != st.schedules.end()) return it->second;
+    auto s = runtime_schedule(c, P, ch, matrix);
+    if (st.schedules.size() >= kMaxPlans) st.schedules.clear();
+    st.schedules.emplace(key, s);
+    return s;
+}
+
+std::string shape_key(const CallShape& sh, Noncontig mode) {
+    return std::to_string(static_cast<int>(sh.collective)) + "|" + std::to_string(sh.block_bytes) + "|" +
+           std::to_string(sh.count) + "|" + std::to_string(sh.elem_bytes) + "|" + std::to_string(static_cast<int>(mode)) +
+           "|" + encode(sh.matrix_bytes) + "|" + encode(sh.send_displs) + "|" + encode(sh.recv_displs);
+}
+
+}  // namespace
+
+std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const std::vector<uint64_t>& matrix) {
+    const Algorithm& a = resolve(c, ch.algorithm);
+    auto params = ch.params;
+    const Topology t = pick_topology(a, P, params, matrix);
+    return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, matrix));
+}
+
+struct RequestFactory {
+    static std::unique_ptr<Request> make(MPI_Comm comm, Collective c, const Choice& ch, const CallShape& shape,
+                                         const std::vector<uint64_t>& matrix) {
+        auto st = state_of(comm);
+        int P = 1;
+        MPI_Comm_size(st->dup, &P);
+        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, matrix);
+        if (sched->collective() != c || sched->ranks() != P)
+            throw Error("schedule " + sched->algorithm + " is a " + to_string(sched->collective()) + " for " +
+                        std::to_string(sched->ranks()) + " ranks, not a " + to_string(c) + " for " + std::to_string(P));
+        std::unique_ptr<Request> r(new Request());
+        r->state_ = st;
+        r->key_ = sched->algorithm + "|" + sched->params + "|" + sched->topology + "|" + std::to_string(reinterpret_cast<uintptr_t>(sched.get())) + "|" + shape_key(shape, ch.mode);
+        auto it = st->plans.find(r->key_);
+        r->cached_ = it != st->plans.end();
+        if (!r->cached_) {
+            ++st->misses;
+            if (st->plans.size() >= kMaxPlans) {
+                auto lru = std::min_element(st->plans.begin(), st->plans.end(), [](const auto& x, const auto& y) {
+                    return x.second.last_use < y.second.last_use;
+                });
+                st->plans.erase(lru);
+            }
+            it = st->plans.emplace(r->key_, CommState::Entry{std::make_shared<const Plan>(st->dup, sched, shape, ch.mode), {}, 0}).first;
+        } else {
+            ++st->hits;
+        }
+        it->second.last_use = ++st->clock;
+        r->plan_ = it->second.plan;
+        if (r->plan_->tag_span() > kTagWindow)
+            throw Error("schedule " + sched->algorithm + " uses " + std::to_string(r->plan_->tag_span()) +
+                        " tags (allowed: <= " + std::to_string(kTagWindow) + ")");
+        if (!it->second.idle.empty()) {
+            r->exec_ = std::move(it->second.idle.back());
+            it->second.idle.pop_back();
+        } else {
+            r->exec_ = std::make_unique<Execution>(r->plan_);
+        }
+        return r;
+    }
+
+    static void set_reduction(Request& r, MPI_Datatype type, MPI_Op op) {
+        r.args_.datatype = type;
+        r.args_.op = op;
+    }
+
+    // Input staging: in place (MPI_IN_PLACE or send == recv), or when the schedule writes its input.
+    static void set_input(Request& r, const void* send, void* recv, uint64_t in_offset) {
+        const bool in_place = send == MPI_IN_PLACE || send == recv;
+        r.stage_in_ = in_place || r.plan_->writes_input();
+        r.user_in_ = in_place ? recv : send;
+        r.in_offset_ = in_place ? in_offset : 0;
+        r.args_.out = recv;
+        if (r.stage_in_) r.staged_in_.resize(r.plan_->layout().in_extent());
+        r.args_.in = r.stage_in_ ? r.staged_in_.data() : send;
+    }
+};
+
+Request::~Request() {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!exec_ || fin) return;
+    try {
+        if (exec_->active()) exec_->wait();
+        auto it = state_->plans.find(key_);
+        if (it != state_->plans.end() && it->second.plan == plan_ && it->second.idle.size() < 4)
+            it->second.idle.push_back(std::move(exec_));
+    } catch (...) {  // destructors do not throw; an abandoned run is cancelled by ~Execution
+    }
+}
+
+void Request::start() {
+    if (stage_in_ && !staged_in_.empty())
+        std::memcpy(staged_in_.data(), static_cast<const char*>(user_in_) + in_offset_, staged_in_.size());
+    args_.tag_base = state_->next_tag_base();
+    exec_->start(args_);
+}
+
+bool Request::test() { return exec_->test(); }
+void Request::wait() { exec_->wait(); }
+
+// ------------------------------------------------------------------------------------------------ collectives
+std::unique_ptr<Request> allgather_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.collective = Collective::allgather;
+    sh.block_bytes = bytes;
+    auto r = RequestFactory::make(comm, Collective::allgather, c, sh, {});
+    RequestFactory::set_input(*r, send, recv, static_cast<uint64_t>(r->plan().rank()) * bytes);
+    return r;
+}
+
+std::unique_ptr<Request> alltoall_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.collective = Collective::alltoall;
+    sh.block_bytes = bytes;
+    auto r = RequestFactory::make(comm, Collective::alltoall, c, sh, {});
+    RequestFactory::set_input(*r, send, recv, 0);
+    return r;
+}
+
+std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_bytes, const uint64_t* send_displs,
+                                        void* recv, const uint64_t* recv_bytes, const uint64_t* recv_displs,
+                                        MPI_Comm comm, const Choice& c) {
+    auto st = state_of(comm);
+    int P = 1;
+    MPI_Comm_size(st->dup, &P);
+    const bool in_place = send == MPI_IN_PLACE;
+    const uint64_t* sb = in_place ? recv_bytes : send_bytes;
+    CallShape sh;
+    sh.collective = Collective::alltoallv;
+    sh.matrix_bytes.resize(static_cast<size_t>(P) * P);
+    std::vector<uint64_t> row(sb, sb + P);
+    check(PMPI_Allgather(row.data(), P, MPI_UINT64_T, sh.matrix_bytes.data(), P, MPI_UINT64_T, st->dup), "MPI_Allgather");
+    int me = 0;
+    MPI_Comm_rank(st->dup, &me);
+    for (int i = 0; i < P; ++i)
+        if (sh.matrix_bytes[static_cast<size_t>(i) * P + me] != recv_bytes[i])
+            throw Error("alltoallv: rank " + std::to_string(i) + " sends " + std::to_string(sh.matrix_bytes[size_t(i) * P + me]) +
+                        " bytes to rank " + std::to_string(me) + ", which expects " + std::to_string(recv_bytes[i]));
+    sh.send_displs.assign(in_place ? recv_displs : send_displs, (in_place ? recv_displs : send_displs) + P);
+    sh.recv_displs.assign(recv_displs, recv_displs + P);
+    auto r = RequestFactory::make(comm, Collective::alltoallv, c, sh, sh.matrix_bytes);
+    RequestFactory::set_input(*r, send, recv, 0);
+    return r;
+}
+
+std::string datatype_unsupported(MPI_Datatype type) {
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS) return "invalid datatype";
+    MPI_Type_get_extent(type, &lb, &extent);
+    MPI_Type_get_true_extent(type, &tlb, &textent);
+    if (size <= 0) return "datatype of size 0";
+    if (lb != 0 || tlb != 0 || extent != size || textent != size)
+        return "datatype has holes or a non-zero lower bound (size " + std::to_string(size) + ", extent " +
+               std::to_string(extent) + ")";
+    return "";
+}
+
+std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op) {
+    int commutes = 1;
+    MPI_Op_commutative(op, &commutes);
+    if (s.needs_commutative && !commutes) return s.algorithm + " needs a commutative operation";
+    if (s.needs_inverse && !invertible(type, op))
+        return s.algorithm + " needs an invertible operation (MPI_SUM or MPI_BXOR on a predefined type)";
+    const bool idem = op == MPI_MAX || op == MPI_MIN || op == MPI_BAND || op == MPI_BOR || op == MPI_LAND || op == MPI_LOR;
+    if (s.idempotent_only && !idem) return s.algorithm + " needs an idempotent operation (max, min, band, bor, land, lor)";
+    return "";
+}
+
+std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
+                                        MPI_Comm comm, const Choice& c) {
+    const std::string bad = datatype_unsupported(type);
+    if (!bad.empty()) throw Error("allreduce: " + bad + " (allowed: contiguous datatypes)");
+    int elem = 1;
+    MPI_Type_size(type, &elem);
+    CallShape sh;
+    sh.collective = Collective::allreduce;
+    sh.count = count;
+    sh.elem_bytes = static_cast<uint32_t>(elem);
+    auto r = RequestFactory::make(comm, Collective::allreduce, c, sh, {});
+    const std::string why = reduction_unsupported(r->plan().schedule(), type, op);
+    if (!why.empty()) throw Error("allreduce: " + why);
+    RequestFactory::set_reduction(*r, type, op);
+    RequestFactory::set_input(*r, send, recv, 0);
+    return r;
+}
+
+std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.collective = Collective::barrier;
+    auto r = RequestFactory::make(comm, Collective::barrier, c, sh, {});
+    RequestFactory::set_input(*r, nullptr, nullptr, 0);
+    return r;
+}
+
+CacheStats cache_stats(MPI_Comm comm) {
+    auto st = state_of(comm);
+    return {st->schedules.size(), st->plans.size(), st->hits, st->misses};
+}
+
+}  // namespace collplan::mpi

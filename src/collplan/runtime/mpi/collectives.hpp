@@ -1,0 +1,95 @@
+// The collectives over MPI: allgather, alltoall, alltoallv, allreduce and barrier through any registered algorithm,
+// blocking or split-phase, with persistent plans.
+//
+// Every call goes through a Request: *_init builds (or finds in the cache) the plan and returns a request that
+// start() runs, test() advances without blocking and wait() completes; it can be started again (persistent).
+// The blocking functions are init + start + wait.
+//
+// Per communicator the runtime keeps, as an MPI attribute (freed with the communicator): a private duplicate
+// that all collplan messages use (so they never match the program's own messages), a sequence number that
+// separates the tags of overlapping runs (runs must be started in the same order on every rank, as MPI requires
+// of its non-blocking collectives), the schedules by (collective, algorithm, parameters, P) and the plans by
+// schedule and call shape (sizes; alltoallv: the whole count matrix, which every call gathers).
+//
+// Buffers are bytes except for allreduce (count elements of a contiguous datatype, reduced with MPI_Reduce_local,
+// so every predefined and user-defined MPI_Op works; operations that do not commute are refused by schedules
+// that need commutativity). MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
+#pragma once
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collplan/runtime/mpi/executor.hpp"
+
+namespace collplan::mpi {
+
+// Which algorithm, with which parameters. `params` may hold "topology" (default: full:P, else the first of the
+// algorithm's default topology families that applies to P).
+struct Choice {
+    std::string algorithm;
+    std::map<std::string, std::string> params;
+    Noncontig mode = Noncontig::automatic;
+    std::shared_ptr<const Schedule> schedule;  // run this schedule instead (e.g. read from a file); same P
+};
+
+struct CommState;
+
+class Request {
+public:
+    ~Request();
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+
+    void start();
+    bool test();
+    void wait();
+    bool active() const { return exec_ && exec_->active(); }
+    const Plan& plan() const { return *plan_; }
+    bool plan_was_cached() const { return cached_; }
+
+private:
+    friend struct RequestFactory;
+    Request() = default;
+
+    std::shared_ptr<CommState> state_;
+    std::shared_ptr<const Plan> plan_;
+    std::unique_ptr<Execution> exec_;
+    std::string key_;
+    RunArgs args_;
+    const void* user_in_ = nullptr;       // where the input really is
+    uint64_t in_offset_ = 0;              // in-place allgather: rank * bytes into the output
+    bool stage_in_ = false;
+    std::vector<char> staged_in_;
+    bool cached_ = false;
+};
+
+std::unique_ptr<Request> allgather_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> alltoall_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c);
+// Counts and displacements in bytes, P entries each (this rank's row / column of the matrix).
+std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_bytes, const uint64_t* send_displs,
+                                        void* recv, const uint64_t* recv_bytes, const uint64_t* recv_displs,
+                                        MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
+                                        MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
+
+// The schedule a call with this choice runs on P ranks (not cached); throws Error when the algorithm does not
+// apply to P on any of its topologies.
+std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch,
+                                                 const std::vector<uint64_t>& matrix = {});
+
+// The algorithm's reason not to run this reduction ("" when it can): commutativity, inverse, idempotence.
+std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op);
+// "" when `type` is a contiguous datatype without holes (what the executor moves as bytes), else why not.
+std::string datatype_unsupported(MPI_Datatype type);
+
+struct CacheStats {
+    size_t schedules = 0, plans = 0;
+    uint64_t hits = 0, misses = 0;
+};
+CacheStats cache_stats(MPI_Comm comm);
+
+}  // namespace collplan::mpi

@@ -1,0 +1,456 @@
+// The MPI executor. See executor.hpp.
+#include "collplan/runtime/mpi/executor.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace collplan::mpi {
+namespace {
+
+void check(int rc, const char* what) {
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        throw Error(std::string(what) + " failed: " + std::string(msg, static_cast<size_t>(len)));
+    }
+}
+
+int as_int(uint64_t bytes, const char* what) {
+    if (bytes > static_cast<uint64_t>(INT_MAX))
+        throw Error(std::string(what) + " of " + std::to_string(bytes) + " bytes exceeds the MPI count limit (allowed: <= " +
+                    std::to_string(INT_MAX) + ")");
+    return static_cast<int>(bytes);
+}
+
+bool finalized() {
+    int f = 0;
+    MPI_Finalized(&f);
+    return f != 0;
+}
+
+template <class T>
+void sub(void* dst, const void* src, int n) {
+    T* d = static_cast<T*>(dst);
+    const T* s = static_cast<const T*>(src);
+    for (int i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] - s[i]);
+}
+
+// Element byte size of a predefined integer type, 0 otherwise.
+int integer_bytes(MPI_Datatype t) {
+    if (t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR || t == MPI_INT8_T || t == MPI_UINT8_T || t == MPI_BYTE) return 1;
+    if (t == MPI_SHORT || t == MPI_UNSIGNED_SHORT || t == MPI_INT16_T || t == MPI_UINT16_T) return 2;
+    if (t == MPI_INT || t == MPI_UNSIGNED || t == MPI_INT32_T || t == MPI_UINT32_T) return 4;
+    if (t == MPI_LONG || t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG ||
+        t == MPI_INT64_T || t == MPI_UINT64_T)
+        return static_cast<int>(t == MPI_LONG || t == MPI_UNSIGNED_LONG ? sizeof(long) : 8);
+    return 0;
+}
+
+}  // namespace
+
+bool invertible(MPI_Datatype t, MPI_Op op) {
+    if (op == MPI_BXOR) return integer_bytes(t) > 0;
+    if (op != MPI_SUM) return false;
+    return integer_bytes(t) > 0 || t == MPI_DOUBLE || t == MPI_FLOAT || t == MPI_LONG_DOUBLE;
+}
+
+bool reduce_inverse(void* dst, const void* src, int n, MPI_Datatype t, MPI_Op op) {
+    if (!invertible(t, op)) return false;
+    const int ib = integer_bytes(t);
+    if (op == MPI_BXOR) {
+        auto* d = static_cast<unsigned char*>(dst);
+        const auto* s = static_cast<const unsigned char*>(src);
+        for (long i = 0; i < static_cast<long>(n) * ib; ++i) d[i] ^= s[i];
+        return true;
+    }
+    // Unsigned arithmetic wraps exactly like the sum did, so subtraction undoes it for every integer type.
+    if (ib == 1) sub<uint8_t>(dst, src, n);
+    else if (ib == 2) sub<uint16_t>(dst, src, n);
+    else if (ib == 4) sub<uint32_t>(dst, src, n);
+    else if (ib == 8) sub<uint64_t>(dst, src, n);
+    else if (t == MPI_DOUBLE) sub<double>(dst, src, n);
+    else if (t == MPI_FLOAT) sub<float>(dst, src, n);
+    else sub<long double>(dst, src, n);
+    return true;
+}
+
+// --------------------------------------------------------------------------------------------------- Plan
+Plan::Plan(MPI_Comm comm, std::shared_ptr<const Schedule> s, const CallShape& shape, Noncontig mode)
+    : comm_(comm), sched_(std::move(s)), layout_(*sched_, [&] {
+          int r = 0;
+          MPI_Comm_rank(comm, &r);
+          return r;
+      }(), shape),
+      mode_(mode) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    if (size_ != sched_->ranks())
+        throw Error("schedule " + sched_->algorithm + " is for " + std::to_string(sched_->ranks()) +
+                    " ranks but the communicator has " + std::to_string(size_));
+    int max_tag = -1;
+    for (int r = 0; r < size_; ++r)
+        for (const Op& op : sched_->program(r).ops)
+            if (op.kind == OpKind::send || op.kind == OpKind::recv) max_tag = std::max(max_tag, op.tag());
+    tag_span_ = max_tag + 2;  // the last tag is the barrier's
+    for (int d = 1; d < size_; d *= 2) barrier_peers_.push_back(d);
+    build_nodes();
+    build_order();
+}
+
+Plan::~Plan() {
+    if (finalized()) return;
+    for (Node& n : nodes_)
+        if (n.dtype != MPI_DATATYPE_NULL) MPI_Type_free(&n.dtype);
+}
+
+void Plan::build_message(Node& n, uint32_t begin, uint32_t end) {
+    as_int(n.bytes, "message");
+    if (end - begin <= 1) return;
+    const bool one_buffer = std::all_of(chunks_.begin() + begin, chunks_.begin() + end,
+                                        [&](const Chunk& c) { return c.buf == chunks_[begin].buf; });
+    if (mode_ == Noncontig::pack || !one_buffer) {
+        n.staged = 1;
+        n.stage_off = stage_bytes_;
+        stage_bytes_ += n.bytes;
+        return;
+    }
+    std::vector<int> lens;
+    std::vector<MPI_Aint> displs;
+    for (uint32_t k = begin; k < end; ++k) {
+        lens.push_back(as_int(chunks_[k].bytes, "chunk"));
+        displs.push_back(static_cast<MPI_Aint>(chunks_[k].offset));
+    }
+    check(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), displs.data(), MPI_BYTE, &n.dtype),
+          "MPI_Type_create_hindexed");
+    check(MPI_Type_commit(&n.dtype), "MPI_Type_commit");
+    n.dtype_buf = chunks_[begin].buf;
+    ++ndtypes_;
+}
+
+void Plan::build_nodes() {
+    const size_t n_ops = sched_->num_ops(rank_);
+    nodes_.resize(n_ops);
+    for (uint32_t i = 0; i < n_ops; ++i) {
+        const Op& op = sched_->program(rank_).ops[i];
+        Node& n = nodes_[i];
+        n.kind = op.kind;
+        n.flags = op.flags;
+        n.peer = op.peer;
+        n.tag = op.tag();
+        n.src_begin = static_cast<uint32_t>(chunks_.size());
+        for (const Chunk& c : layout_.src(i)) chunks_.push_back(c);
+        n.src_end = n.dst_begin = static_cast<uint32_t>(chunks_.size());
+        for (const Chunk& c : layout_.dst(i)) chunks_.push_back(c);
+        n.dst_end = static_cast<uint32_t>(chunks_.size());
+        for (uint32_t k = n.dst_begin; k < n.dst_end; ++k) writes_in_ = writes_in_ || chunks_[k].buf == Buf::in;
+        n.bytes = op.kind == OpKind::recv ? layout_.dst_bytes(i) : layout_.src_bytes(i);
+        if (op.kind == OpKind::send) build_message(n, n.src_begin, n.src_end);
+        if (op.kind == OpKind::recv) build_message(n, n.dst_begin, n.dst_end);
+        if (op.kind == OpKind::reduce) scratch_bytes_ = std::max(scratch_bytes_, n.bytes);
+    }
+}
+
+void Plan::build_order() {
+    const auto n_ops = static_cast<uint32_t>(nodes_.size());
+    std::vector<std::vector<uint32_t>> dependents(n_ops);
+    std::map<std::tuple<int, int, int>, uint32_t> last_on_channel;  // (kind, peer, tag) -> op
+    uint32_t g = 0, last_barrier = UINT32_MAX;
+    for (uint32_t i = 0; i < n_ops; ++i) {
+        const OpView v = sched_->op(rank_, i);
+        Node& n = nodes_[i];
+        if (i > 0 && v.op.fence()) ++g;
+        if (i == 0 || v.op.fence()) group_begin_.push_back(i);
+        n.group = g;
+        n.npre = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
+        for (uint32_t d : v.deps) dependents[d].push_back(i);
+        if (n.kind == OpKind::send || n.kind == OpKind::recv) {
+            auto [it, fresh] = last_on_channel.try_emplace({static_cast<int>(n.kind), n.peer, n.tag}, i);
+            if (!fresh) {
+                nodes_[it->second].chan_next = i;
+                it->second = i;
+                ++n.npre;
+            }
+        }
+        if (n.kind == OpKind::barrier) {  // barriers run one after the other (their messages share a tag)
+            if (last_barrier != UINT32_MAX) dependents[last_barrier].push_back(i), ++n.npre;
+            last_barrier = i;
+            has_barrier_ = true;
+        }
+    }
+    group_begin_.push_back(n_ops);
+    group_size_.assign(group_begin_.size() - 1, 0);
+    for (const Node& n : nodes_) ++group_size_[n.group], initial_pending_.push_back(n.npre);
+    dep_begin_.assign(n_ops + 1, 0);
+    for (uint32_t i = 0; i < n_ops; ++i) {
+        dep_begin_[i + 1] = dep_begin_[i] + static_cast<uint32_t>(dependents[i].size());
+        dependents_.insert(dependents_.end(), dependents[i].begin(), dependents[i].end());
+        if (nodes_[i].npre == 0) initial_ready_.push_back(i);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- Execution
+Execution::Execution(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
+    tmp_.resize(plan_->layout_.tmp_bytes());
+    stage_.resize(plan_->stage_bytes_);
+    scratch_.resize(plan_->scratch_bytes_);
+    barrier_round_.assign(plan_->nodes_.size(), 0);
+    barrier_left_.assign(plan_->nodes_.size(), 0);
+}
+
+Execution::~Execution() {
+    if (!active_ || finalized()) return;
+    for (MPI_Request& r : reqs_)  // abandoned mid-run: cancel what is still posted
+        if (r != MPI_REQUEST_NULL) {
+            MPI_Cancel(&r);
+            MPI_Request_free(&r);
+        }
+}
+
+char* Execution::base(Buf b) const {
+    switch (b) {
+        case Buf::in: return static_cast<char*>(const_cast<void*>(args_.in));
+        case Buf::out: return static_cast<char*>(args_.out);
+        default: return const_cast<char*>(tmp_.data());
+    }
+}
+
+void Execution::reset() {
+    pending_ = plan_->initial_pending_;
+    group_left_ = plan_->group_size_;
+    open_group_ = 0;
+    left_ = plan_->nodes_.size();
+    ready_ = plan_->initial_ready_;
+    if (plan_->has_barrier_) std::fill(barrier_round_.begin(), barrier_round_.end(), 0);
+    reqs_.clear();
+    req_node_.clear();
+}
+
+void Execution::start(const RunArgs& a) {
+    if (active_) throw Error("collplan request started again before it completed (wait or test it first)");
+    args_ = a;
+    commutative_ = true;
+    if (a.op != MPI_OP_NULL && plan_->scratch_bytes_ > 0) {
+        int c = 1;
+        check(MPI_Op_commutative(a.op, &c), "MPI_Op_commutative");
+        commutative_ = c != 0;
+        check(MPI_Type_size(a.datatype, &elem_bytes_), "MPI_Type_size");
+    }
+    reset();
+    active_ = true;
+    pump();
+}
+
+void Execution::pump() {
+    for (size_t head = 0; head < ready_.size(); ++head) run(ready_[head]);  // run() may append
+    ready_.clear();
+}
+
+void Execution::run(uint32_t i) {
+    switch (plan_->nodes_[i].kind) {
+        case OpKind::send:
+        case OpKind::recv: post(i); break;
+        case OpKind::barrier: barrier_round(i); break;
+        default: local(i); break;
+    }
+}
+
+void Execution::post(uint32_t i) {
+    const Node& n = plan_->nodes_[i];
+    const Chunk* c = plan_->chunks_.data() + (n.kind == OpKind::send ? n.src_begin : n.dst_begin);
+    const uint32_t nchunks = n.kind == OpKind::send ? n.src_end - n.src_begin : n.dst_end - n.dst_begin;
+    void* ptr = stage_.data();
+    int count = static_cast<int>(n.bytes);
+    MPI_Datatype type = MPI_BYTE;
+    if (n.staged) {
+        ptr = stage_.data() + n.stage_off;
+        if (n.kind == OpKind::send)
+            for (uint64_t pos = 0; const Chunk& k : std::span(c, nchunks)) {
+                std::memcpy(static_cast<char*>(ptr) + pos, base(k.buf) + k.offset, k.bytes);
+                pos += k.bytes;
+            }
+    } else if (n.dtype != MPI_DATATYPE_NULL) {
+        ptr = base(n.dtype_buf);
+        count = 1;
+        type = n.dtype;
+    } else if (nchunks == 1) {
+        ptr = base(c->buf) + c->offset;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int tag = args_.tag_base + n.tag;
+    if (n.kind == OpKind::send)
+        check(MPI_Isend(ptr, count, type, n.peer, tag, plan_->comm_, &r), "MPI_Isend");
+    else
+        check(MPI_Irecv(ptr, count, type, n.peer, tag, plan_->comm_, &r), "MPI_Irecv");
+    reqs_.push_back(r);
+    req_node_.push_back(i);
+    if (n.chan_next != UINT32_MAX) released(n.chan_next);
+}
+
+void Execution::local(uint32_t i) {
+    const Node& n = plan_->nodes_[i];
+    if (n.kind == OpKind::reduce) {
+        reduce(n);
+    } else if (n.kind == OpKind::copy) {
+        const Chunk* s = plan_->chunks_.data() + n.src_begin;
+        const Chunk* d = plan_->chunks_.data() + n.dst_begin;
+        const Chunk* s_end = plan_->chunks_.data() + n.src_end;
+        for (uint64_t so = 0, dof = 0; s != s_end;) {  // walk both chunk lists in step
+            const uint64_t piece = std::min(s->bytes - so, d->bytes - dof);
+            char* to = base(d->buf) + d->offset + dof;
+            const char* from = base(s->buf) + s->offset + so;
+            if (to != from) std::memmove(to, from, piece);
+            so += piece, dof += piece;
+            if (so == s->bytes) ++s, so = 0;
+            if (dof == d->bytes) ++d, dof = 0;
+        }
+    }
+    complete(i);
+}
+
+void Execution::reduce(const Node& n) {
+    const int elem = std::max(1, elem_bytes_);
+    const Chunk* s = plan_->chunks_.data() + n.src_begin;
+    const Chunk* d = plan_->chunks_.data() + n.dst_begin;
+    const Chunk* s_end = plan_->chunks_.data() + n.src_end;
+    const bool inverse = n.flags & opflag::inverse;
+    const bool swap = (n.flags & opflag::reverse) && !commutative_;
+    for (uint64_t so = 0, dof = 0; s != s_end;) {
+        const uint64_t piece = std::min({s->bytes - so, d->bytes - dof, uint64_t{1} << 30});
+        char* dst = base(d->buf) + d->offset + dof;
+        const char* src = base(s->buf) + s->offset + so;
+        const int count = static_cast<int>(piece / static_cast<uint64_t>(elem));
+        if (inverse) {
+            if (!reduce_inverse(dst, src, count, args_.datatype, args_.op))
+                throw Error("schedule needs the inverse of the reduction operation, which this datatype/operation lacks");
+        } else if (swap) {  // dst = dst (+) src for a non-commutative operation
+            std::memcpy(scratch_.data(), src, piece);
+            check(MPI_Reduce_local(dst, scratch_.data(), count, args_.datatype, args_.op), "MPI_Reduce_local");
+            std::memcpy(dst, scratch_.data(), piece);
+        } else {
+            check(MPI_Reduce_local(src, dst, count, args_.datatype, args_.op), "MPI_Reduce_local");
+        }
+        so += piece, dof += piece;
+        if (so == s->bytes) ++s, so = 0;
+        if (dof == d->bytes) ++d, dof = 0;
+    }
+}
+
+void Execution::barrier_round(uint32_t i) {
+    const uint32_t k = barrier_round_[i];
+    if (k >= plan_->barrier_peers_.size()) {
+        complete(i);
+        return;
+    }
+    const int P = plan_->size_, r = plan_->rank_, dist = plan_->barrier_peers_[k];
+    const int tag = args_.tag_base + plan_->tag_span_ - 1;
+    MPI_Request rq[2];
+    check(MPI_Isend(stage_.data(), 0, MPI_BYTE, (r + dist) % P, tag, plan_->comm_, &rq[0]), "MPI_Isend");
+    check(MPI_Irecv(stage_.data(), 0, MPI_BYTE, (r - dist + P) % P, tag, plan_->comm_, &rq[1]), "MPI_Irecv");
+    for (MPI_Request q : rq) reqs_.push_back(q), req_node_.push_back(i);
+    barrier_left_[i] = 2;
+}
+
+void Execution::on_request_done(size_t slot) {
+    const uint32_t i = req_node_[slot];
+    const Node& n = plan_->nodes_[i];
+    if (n.kind == OpKind::barrier) {
+        if (--barrier_left_[i] == 0) {
+            ++barrier_round_[i];
+            barrier_round(i);
+        }
+        return;
+    }
+    if (n.kind == OpKind::recv && n.staged) {
+        const char* from = stage_.data() + n.stage_off;
+        for (uint32_t k = n.dst_begin; k < n.dst_end; ++k) {
+            const Chunk& c = plan_->chunks_[k];
+            std::memcpy(base(c.buf) + c.offset, from, c.bytes);
+            from += c.bytes;
+        }
+    }
+    complete(i);
+}
+
+void Execution::released(uint32_t i) {
+    if (--pending_[i] == 0) ready_.push_back(i);
+}
+
+void Execution::complete(uint32_t i) {
+    --left_;
+    for (uint32_t k = plan_->dep_begin_[i]; k < plan_->dep_begin_[i + 1]; ++k) released(plan_->dependents_[k]);
+    const auto& gb = plan_->group_begin_;
+    --group_left_[plan_->nodes_[i].group];
+    while (open_group_ + 1 < group_left_.size() && group_left_[open_group_] == 0) {
+        ++open_group_;
+        for (uint32_t k = gb[open_group_]; k < gb[open_group_ + 1]; ++k) released(k);
+    }
+}
+
+void Execution::compact() {
+    size_t w = 0;
+    for (size_t k = 0; k < reqs_.size(); ++k)
+        if (reqs_[k] != MPI_REQUEST_NULL) reqs_[w] = reqs_[k], req_node_[w] = req_node_[k], ++w;
+    reqs_.resize(w);
+    req_node_.resize(w);
+}
+
+bool Execution::test() {
+    if (!active_) return true;
+    for (;;) {
+        pump();
+        if (left_ == 0) {
+            active_ = false;
+            return true;
+        }
+        if (reqs_.empty()) throw Error("collplan executor stalled: ops wait for each other (invalid schedule)");
+        const int n = static_cast<int>(reqs_.size());
+        indices_.resize(reqs_.size());
+        int outcount = 0;
+        check(MPI_Testsome(n, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+        if (outcount == 0 || outcount == MPI_UNDEFINED) return false;
+        for (int k = 0; k < outcount; ++k) on_request_done(static_cast<size_t>(indices_[k]));
+        compact();
+    }
+}
+
+// True when completing only some of the active requests can release nothing: they are all the rest of the open
+// group, none has explicit dependents and none is a barrier. Then one MPI_Waitall does (as hand-written code would).
+bool Execution::all_or_nothing() const {
+    if (group_left_[open_group_] != reqs_.size()) return false;
+    for (uint32_t i : req_node_) {
+        const Node& n = plan_->nodes_[i];
+        if (n.group != open_group_ || n.kind == OpKind::barrier || plan_->dep_begin_[i] != plan_->dep_begin_[i + 1])
+            return false;
+    }
+    return true;
+}
+
+void Execution::wait() {
+    if (!active_) return;
+    for (;;) {
+        pump();
+        if (left_ == 0) {
+            active_ = false;
+            return;
+        }
+        if (reqs_.empty()) throw Error("collplan executor stalled: ops wait for each other (invalid schedule)");
+        const int n = static_cast<int>(reqs_.size());
+        if (all_or_nothing()) {
+            check(MPI_Waitall(n, reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            for (size_t k = 0; k < static_cast<size_t>(n); ++k) on_request_done(k);
+            compact();
+            continue;
+        }
+        indices_.resize(reqs_.size());
+        int outcount = 0;
+        check(MPI_Waitsome(n, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
+        for (int k = 0; k < outcount; ++k) on_request_done(static_cast<size_t>(indices_[k]));
+        compact();
+    }
+}
+
+}  // namespace collplan::mpi

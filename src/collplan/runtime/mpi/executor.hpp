@@ -1,0 +1,147 @@
+// The MPI executor: runs one rank's part of any static Schedule over an MPI communicator.
+//
+// A Plan is built once per (communicator, schedule, call shape) and reused by every call with that shape: it
+// holds the byte layout of every op (runtime/layout.hpp), the dependency graph in compact arrays, and committed
+// derived datatypes for non-contiguous messages. An Execution is one run of a plan on concrete buffers, driven
+// split-phase: start() posts what can start, test() advances without blocking (MPI_Testsome), wait() blocks
+// (MPI_Waitsome) until this rank's part is done.
+//
+// Semantics (docs/schedule.md): an op starts when every op of the earlier groups of its rank and every explicit
+// dependency has completed. send/recv -> MPI_Isend/MPI_Irecv of bytes; each channel (direction, peer, tag) is
+// posted in program order, so the k-th send matches the k-th recv. copy -> memcpy. reduce -> MPI_Reduce_local,
+// dst = src (+) dst; `reverse` gives dst = dst (+) src (through a scratch copy when the operation does not
+// commute); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on the predefined integer and floating types).
+// calc -> nothing (it is modelled work). barrier -> a dissemination barrier of zero-byte messages on a tag of its
+// own. Messages use tags tag_base + schedule tag; the caller makes tag_base differ between runs that may overlap.
+// Non-contiguous messages (several chunks) are packed into a staging buffer, or sent with an MPI_Type_create_
+// hindexed datatype when all chunks lie in one buffer (Noncontig::datatype / automatic).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collplan/runtime/layout.hpp"
+
+namespace collplan::mpi {
+
+enum class Noncontig : uint8_t { automatic, pack, datatype };
+
+struct Node {
+    OpKind kind = OpKind::calc;
+    uint8_t flags = 0;
+    uint8_t staged = 0;          // message packed through the staging buffer
+    Buf dtype_buf = Buf::in;     // datatype mode: the buffer the chunks lie in
+    int32_t peer = -1;
+    int32_t tag = 0;
+    uint32_t src_begin = 0, src_end = 0, dst_begin = 0, dst_end = 0;  // into Plan::chunks_
+    uint64_t bytes = 0;
+    uint64_t stage_off = 0;
+    MPI_Datatype dtype = MPI_DATATYPE_NULL;
+    uint32_t npre = 0;           // prerequisites: explicit deps + earlier group + channel predecessor posted
+    uint32_t group = 0;
+    uint32_t chan_next = UINT32_MAX;  // next op of the same channel (posted after this one)
+};
+
+class Plan {
+public:
+    // `comm` is the communicator the messages use (the caller's private duplicate); `rank` this rank in it.
+    Plan(MPI_Comm comm, std::shared_ptr<const Schedule> s, const CallShape& shape, Noncontig mode);
+    ~Plan();
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+
+    const Schedule& schedule() const { return *sched_; }
+    const Layout& layout() const { return layout_; }
+    MPI_Comm comm() const { return comm_; }
+    int rank() const { return rank_; }
+    // Tags a run uses: tag_base .. tag_base + tag_span() - 1.
+    int tag_span() const { return tag_span_; }
+    uint64_t stage_bytes() const { return stage_bytes_; }
+    uint64_t reduce_scratch_bytes() const { return scratch_bytes_; }
+    size_t datatypes() const { return ndtypes_; }
+    bool writes_input() const { return writes_in_; }  // some op writes the `in` buffer (then callers stage it)
+
+private:
+    friend class Execution;
+    void build_nodes();
+    void build_order();
+    void build_message(Node& n, uint32_t begin, uint32_t end);
+
+    MPI_Comm comm_;
+    int rank_ = 0, size_ = 1;
+    std::shared_ptr<const Schedule> sched_;
+    Layout layout_;
+    Noncontig mode_;
+    std::vector<Node> nodes_;
+    std::vector<Chunk> chunks_;
+    std::vector<uint32_t> dep_begin_, dependents_;  // CSR: ops waiting for op i's completion
+    std::vector<uint32_t> group_begin_;             // first op of each group, plus sentinel
+    std::vector<uint32_t> initial_ready_;
+    std::vector<uint32_t> initial_pending_, group_size_;  // copied into each run's counters
+    int tag_span_ = 1;
+    uint64_t stage_bytes_ = 0, scratch_bytes_ = 0;
+    size_t ndtypes_ = 0;
+    bool writes_in_ = false;
+    bool has_barrier_ = false;
+    std::vector<int> barrier_peers_;  // dissemination distances 1, 2, 4, ...
+};
+
+// The buffers and reduction of one run.
+struct RunArgs {
+    const void* in = nullptr;
+    void* out = nullptr;
+    MPI_Datatype datatype = MPI_BYTE;  // allreduce: element type for MPI_Reduce_local
+    MPI_Op op = MPI_OP_NULL;
+    int tag_base = 0;
+};
+
+class Execution {
+public:
+    explicit Execution(std::shared_ptr<const Plan> plan);
+    ~Execution();
+    Execution(const Execution&) = delete;
+    Execution& operator=(const Execution&) = delete;
+
+    void start(const RunArgs& a);  // throws Error if a run is still active
+    bool test();                   // advances; true when this rank's part is complete
+    void wait();
+    bool active() const { return active_; }
+    const Plan& plan() const { return *plan_; }
+
+private:
+    void reset();
+    void pump();                      // runs every ready op
+    void run(uint32_t i);
+    void post(uint32_t i);
+    void local(uint32_t i);
+    void reduce(const Node& n);
+    void barrier_round(uint32_t i);
+    void on_request_done(size_t slot);
+    void complete(uint32_t i);
+    void released(uint32_t i);
+    void compact();
+    bool all_or_nothing() const;
+    char* base(Buf b) const;
+
+    std::shared_ptr<const Plan> plan_;
+    RunArgs args_;
+    bool active_ = false, commutative_ = true;
+    int elem_bytes_ = 1;
+    std::vector<uint32_t> pending_, group_left_, ready_;
+    uint32_t open_group_ = 0;
+    size_t left_ = 0;                 // ops not yet complete
+    std::vector<char> tmp_, stage_, scratch_;
+    std::vector<MPI_Request> reqs_;
+    std::vector<uint32_t> req_node_;  // node of each active request
+    std::vector<uint32_t> barrier_round_, barrier_left_;  // per node (barrier ops only)
+    std::vector<int> indices_;
+};
+
+// dst = dst (-) src for `count` elements, where possible: MPI_SUM on predefined arithmetic types, MPI_BXOR on
+// predefined integer types. Returns false (doing nothing) otherwise.
+bool reduce_inverse(void* dst, const void* src, int count, MPI_Datatype type, MPI_Op op);
+bool invertible(MPI_Datatype type, MPI_Op op);
+
+}  // namespace collplan::mpi

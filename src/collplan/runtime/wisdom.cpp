@@ -1,0 +1,231 @@
+// Wisdom files. See wisdom.hpp; the JSON reader is a small recursive-descent parser (no dependency).
+#include "collplan/runtime/wisdom.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace collplan {
+namespace {
+
+struct Json {
+    enum Type { null, boolean, number, string, array, object } type = null;
+    bool b = false;
+    double num = 0;
+    std::string str;
+    std::vector<Json> items;
+    std::vector<std::pair<std::string, Json>> members;
+    const Json* get(const std::string& k) const {
+        for (const auto& [key, v] : members)
+            if (key == k) return &v;
+        return nullptr;
+    }
+};
+
+class Reader {
+public:
+    explicit Reader(const std::string& t) : t_(t) {}
+    Json document() {
+        Json v = value();
+        skip();
+        if (p_ != t_.size()) fail("end of input");
+        return v;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& expected) const {
+        size_t line = 1;
+        for (size_t i = 0; i < p_ && i < t_.size(); ++i) line += t_[i] == '\n';
+        throw Error("wisdom: line " + std::to_string(line) + ": expected " + expected);
+    }
+    void skip() {
+        while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\n' || t_[p_] == '\t' || t_[p_] == '\r')) ++p_;
+    }
+    bool eat(char c) {
+        skip();
+        if (p_ < t_.size() && t_[p_] == c) return ++p_, true;
+        return false;
+    }
+    bool word(const char* w) {
+        const std::string s(w);
+        if (t_.compare(p_, s.size(), s) == 0) return p_ += s.size(), true;
+        return false;
+    }
+    Json value() {
+        skip();
+        Json v;
+        if (p_ >= t_.size()) fail("a value");
+        const char c = t_[p_];
+        if (c == '{') return object();
+        if (c == '[') return array();
+        if (c == '"') return v.type = Json::string, v.str = text(), v;
+        if (word("true")) return v.type = Json::boolean, v.b = true, v;
+        if (word("false")) return v.type = Json::boolean, v;
+        if (word("null")) return v;
+        size_t used = 0;
+        try {
+            v.num = std::stod(t_.substr(p_, 64), &used);
+        } catch (...) {
+            fail("a value");
+        }
+        p_ += used;
+        v.type = Json::number;
+        return v;
+    }
+    std::string text() {
+        if (!eat('"')) fail("a string");
+        std::string s;
+        while (p_ < t_.size() && t_[p_] != '"') {
+            char c = t_[p_++];
+            if (c == '\\' && p_ < t_.size()) {
+                c = t_[p_++];
+                if (c == 'n') c = '\n';
+                else if (c == 't') c = '\t';
+                else if (c != '"' && c != '\\' && c != '/') fail("a simple escape (\\\" \\\\ \\/ \\n \\t)");
+            }
+            s += c;
+        }
+        if (!eat('"')) fail("'\"'");
+        return s;
+    }
+    Json array() {
+        Json v;
+        v.type = Json::array;
+        eat('[');
+        if (eat(']')) return v;
+        do v.items.push_back(value());
+        while (eat(','));
+        if (!eat(']')) fail("',' or ']'");
+        return v;
+    }
+    Json object() {
+        Json v;
+        v.type = Json::object;
+        eat('{');
+        if (eat('}')) return v;
+        do {
+            skip();
+            std::string k = text();
+            if (!eat(':')) fail("':'");
+            v.members.emplace_back(std::move(k), value());
+        } while (eat(','));
+        if (!eat('}')) fail("',' or '}'");
+        return v;
+    }
+
+    const std::string& t_;
+    size_t p_ = 0;
+};
+
+uint64_t as_bytes(const Json& v, const std::string& what) {
+    if (v.type != Json::number || v.num < 0 || v.num != std::floor(v.num))
+        throw Error("wisdom: " + what + " must be a non-negative integer");
+    return v.num >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(v.num);
+}
+
+std::string scalar_text(const Json& v, const std::string& what) {
+    if (v.type == Json::string) return v.str;
+    if (v.type == Json::number && v.num == std::floor(v.num)) return std::to_string(static_cast<long long>(v.num));
+    throw Error("wisdom: " + what + " must be a string or an integer");
+}
+
+WisdomEntry entry(const Json& e, size_t i) {
+    const std::string where = "entry " + std::to_string(i);
+    if (e.type != Json::object) throw Error("wisdom: " + where + " is not an object");
+    WisdomEntry w;
+    const Json* c = e.get("collective");
+    const Json* a = e.get("algorithm");
+    if (!c || c->type != Json::string) throw Error("wisdom: " + where + " has no \"collective\" string");
+    if (!a || a->type != Json::string) throw Error("wisdom: " + where + " has no \"algorithm\" string");
+    w.collective = parse_collective(c->str);
+    w.algorithm = a->str;
+    if (const Json* r = e.get("ranks")) w.ranks = static_cast<int>(as_bytes(*r, where + " ranks"));
+    if (const Json* r = e.get("min_bytes")) w.min_bytes = as_bytes(*r, where + " min_bytes");
+    if (const Json* r = e.get("max_bytes")) w.max_bytes = as_bytes(*r, where + " max_bytes");
+    if (const Json* p = e.get("params")) {
+        if (p->type != Json::object) throw Error("wisdom: " + where + " params must be an object");
+        for (const auto& [k, v] : p->members) w.params[k] = scalar_text(v, where + " parameter " + k);
+    }
+    return w;
+}
+
+std::string quoted(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) o += (c == '"' || c == '\\') ? std::string("\\") + c : c == '\n' ? std::string("\\n") : std::string(1, c);
+    return o + "\"";
+}
+
+}  // namespace
+
+const WisdomEntry* Wisdom::lookup(Collective c, int ranks, uint64_t bytes) const {
+    for (const WisdomEntry& e : entries) {
+        if (e.collective != c || (e.ranks >= 0 && e.ranks != ranks)) continue;
+        if (c != Collective::alltoallv && (bytes < e.min_bytes || bytes >= e.max_bytes)) continue;
+        return &e;
+    }
+    return nullptr;
+}
+
+Wisdom parse_wisdom(const std::string& json) {
+    const Json doc = Reader(json).document();
+    if (doc.type != Json::object) throw Error("wisdom: the document must be an object");
+    const Json* f = doc.get("format");
+    if (!f || f->type != Json::string || f->str != "collplan-wisdom/1")
+        throw Error("wisdom: \"format\" must be \"collplan-wisdom/1\"");
+    const Json* es = doc.get("entries");
+    if (!es || es->type != Json::array) throw Error("wisdom: \"entries\" must be an array");
+    Wisdom w;
+    for (size_t i = 0; i < es->items.size(); ++i) w.entries.push_back(entry(es->items[i], i));
+    return w;
+}
+
+Wisdom load_wisdom(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw Error("wisdom: cannot read file '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_wisdom(ss.str());
+}
+
+std::string to_json(const Wisdom& w) {
+    std::string o = "{\"format\": \"collplan-wisdom/1\", \"entries\": [";
+    for (size_t i = 0; i < w.entries.size(); ++i) {
+        const WisdomEntry& e = w.entries[i];
+        o += std::string(i ? ",\n  " : "\n  ") + "{\"collective\": " + quoted(to_string(e.collective));
+        if (e.ranks >= 0) o += ", \"ranks\": " + std::to_string(e.ranks);
+        o += ", \"min_bytes\": " + std::to_string(e.min_bytes);
+        if (e.max_bytes != UINT64_MAX) o += ", \"max_bytes\": " + std::to_string(e.max_bytes);
+        o += ", \"algorithm\": " + quoted(e.algorithm) + ", \"params\": {";
+        bool first = true;
+        for (const auto& [k, v] : e.params) o += (first ? "" : ", ") + quoted(k) + ": " + quoted(v), first = false;
+        o += "}}";
+    }
+    return o + "\n]}\n";
+}
+
+std::pair<std::string, std::map<std::string, std::string>> parse_algorithm_spec(const std::string& spec) {
+    const size_t colon = spec.find(':');
+    std::pair<std::string, std::map<std::string, std::string>> out{spec.substr(0, colon), {}};
+    if (out.first.empty()) throw Error("algorithm spec '" + spec + "' has no name (allowed: name[:k=v,...])");
+    if (colon == std::string::npos) return out;
+    std::string last;
+    size_t start = colon + 1;
+    while (start <= spec.size()) {
+        size_t end = spec.find(',', start);
+        if (end == std::string::npos) end = spec.size();
+        const std::string piece = spec.substr(start, end - start);
+        const size_t eq = piece.find('=');
+        if (eq != std::string::npos && eq > 0) {
+            last = piece.substr(0, eq);
+            out.second[last] = piece.substr(eq + 1);
+        } else if (!last.empty()) {
+            out.second[last] += "," + piece;  // a list value or a topology like fattree:4,2
+        } else {
+            throw Error("algorithm spec '" + spec + "': parameter '" + piece + "' is not k=v");
+        }
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace collplan

@@ -1,0 +1,45 @@
+// Wisdom: which algorithm to use for which problem, read by the PMPI library (and written by the planner).
+//
+// A wisdom file is JSON (docs/runtime.md):
+//   {"format": "collplan-wisdom/1",
+//    "entries": [{"collective": "allreduce", "ranks": 8, "min_bytes": 0, "max_bytes": 65536,
+//                 "algorithm": "allreduce/recursive_doubling", "params": {}}, ...]}
+// An entry matches a call of its collective when `ranks` (optional; absent = any) equals the communicator size
+// and min_bytes <= bytes < max_bytes (both optional: 0 and unbounded). Bytes are the collective's message size
+// as everywhere in collplan: allgather -- bytes per rank, alltoall -- bytes per destination, allreduce -- the
+// vector, barrier -- 0; alltoallv entries ignore the byte range (the ranks do not all know the total). The first
+// matching entry wins; algorithm "native" means the MPI library's own collective.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collplan/schedule/schedule.hpp"
+
+namespace collplan {
+
+struct WisdomEntry {
+    Collective collective = Collective::allgather;
+    int ranks = -1;                       // -1: any
+    uint64_t min_bytes = 0;
+    uint64_t max_bytes = UINT64_MAX;      // exclusive
+    std::string algorithm;                // registry name, or "native"
+    std::map<std::string, std::string> params;
+};
+
+struct Wisdom {
+    std::vector<WisdomEntry> entries;
+    const WisdomEntry* lookup(Collective c, int ranks, uint64_t bytes) const;
+};
+
+Wisdom parse_wisdom(const std::string& json);     // throws Error("wisdom: ...") naming what is wrong
+Wisdom load_wisdom(const std::string& path);
+std::string to_json(const Wisdom& w);               // what parse_wisdom reads back
+
+// "ring" / "allreduce/ring:k=2,topology=ring:8" -> name and parameters. A parameter value may itself contain
+// ':' (topologies); parameters are separated by ','.
+std::pair<std::string, std::map<std::string, std::string>> parse_algorithm_spec(const std::string& spec);
+
+}  // namespace collplan

@@ -1,0 +1,376 @@
+// MPI tests of the executor: every registered algorithm with real data on this communicator's P ranks (ctest runs
+// this program under each MPI's mpirun for P = 1..8), several sizes including 0 and sizes that no block count
+// divides, MPI_SUM on doubles and a non-commutative user-defined operation, compared with a plain serial
+// computation of the expected result; plus split-phase, persistent, overlapping, in-place, both ways of moving
+// non-contiguous data, alltoallv (hand-made schedules and every registered alltoallv algorithm) and barrier order.
+// Prints one line per failure and "N passed, M failed" on rank 0; exits 1 on any failure.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collplan/algorithms/registry.hpp"
+#include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/drs_n.hpp"
+
+using namespace collplan;
+using namespace collplan::mpi;
+
+namespace {
+
+MPI_Comm world = MPI_COMM_WORLD;
+int P = 1, me = 0;
+
+struct Tally {
+    int passed = 0, failed = 0, skipped = 0;
+};
+
+// All ranks agree on the outcome of a case: it passes only if it passed everywhere.
+void report(Tally& t, const std::string& name, bool ok_here, const std::string& detail) {
+    int ok = ok_here ? 1 : 0, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, world);
+    if (!ok_here) std::fprintf(stderr, "FAIL [rank %d] %s: %s\n", me, name.c_str(), detail.c_str());
+    if (all) ++t.passed;
+    else ++t.failed;
+}
+
+// Runs `body`, which returns "" on success or what is wrong.
+void run_case(Tally& t, const std::string& name, const std::function<std::string()>& body) {
+    std::string detail;
+    try {
+        detail = body();
+    } catch (const std::exception& e) {
+        detail = std::string("exception: ") + e.what();
+    }
+    report(t, name, detail.empty(), detail);
+}
+
+unsigned char pattern(int rank, uint64_t i) { return static_cast<unsigned char>((rank * 131 + i * 7 + 1) & 0xff); }
+
+std::vector<std::map<std::string, std::string>> param_sets(const Algorithm& a) {
+    if (a.sweep_params.empty()) return {{}};
+    return a.sweep_params;
+}
+
+std::string describe(const Algorithm& a, const std::map<std::string, std::string>& params) {
+    std::string s = a.name;
+    for (const auto& [k, v] : params) s += ":" + k + "=" + v;
+    return s;
+}
+
+std::string check_bytes(const std::vector<unsigned char>& got, const std::vector<unsigned char>& want) {
+    for (size_t i = 0; i < want.size(); ++i)
+        if (got[i] != want[i])
+            return "byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+    return "";
+}
+
+// ------------------------------------------------------------------------------------------------ allgather
+std::string allgather_case(const Choice& c, uint64_t n, bool in_place, bool split) {
+    std::vector<unsigned char> send(n), recv(P * n, 0xee), want(P * n);
+    for (uint64_t i = 0; i < n; ++i) send[i] = pattern(me, i);
+    for (int r = 0; r < P; ++r)
+        for (uint64_t i = 0; i < n; ++i) want[r * n + i] = pattern(r, i);
+    if (in_place) std::memcpy(recv.data() + me * n, send.data(), n);
+    auto req = allgather_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, world, c);
+    req->start();
+    if (split)
+        while (!req->test()) {
+        }
+    else
+        req->wait();
+    return check_bytes(recv, want);
+}
+
+// ------------------------------------------------------------------------------------------------ alltoall
+std::string alltoall_case(const Choice& c, uint64_t n, bool in_place) {
+    std::vector<unsigned char> send(P * n), recv(P * n, 0xee), want(P * n);
+    for (int j = 0; j < P; ++j)
+        for (uint64_t i = 0; i < n; ++i) send[j * n + i] = pattern(me * P + j, i);
+    for (int r = 0; r < P; ++r)
+        for (uint64_t i = 0; i < n; ++i) want[r * n + i] = pattern(r * P + me, i);
+    if (in_place) recv = send;
+    auto req = alltoall_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, world, c);
+    req->start();
+    req->wait();
+    return check_bytes(recv, want);
+}
+
+// ------------------------------------------------------------------------------------------------ allreduce
+// A non-commutative, associative operation: composition of affine maps x -> a x + b modulo a prime, one map per
+// element (two int64). (a1, b1) o (a2, b2) = (a1 a2, a1 b2 + b1): apply the right one first.
+constexpr int64_t kPrime = 1000003;
+struct Affine {
+    int64_t a, b;
+};
+Affine compose(Affine l, Affine r) { return {l.a * r.a % kPrime, (l.a * r.b + l.b) % kPrime}; }
+void affine_op(void* in, void* inout, int* len, MPI_Datatype*) {
+    auto* x = static_cast<Affine*>(in);
+    auto* y = static_cast<Affine*>(inout);
+    for (int i = 0; i < *len; ++i) y[i] = compose(x[i], y[i]);  // inout = in o inout
+}
+Affine affine_value(int rank, uint64_t i) { return {(rank * 7 + static_cast<int64_t>(i) * 3 + 2) % kPrime, (rank * 11 + static_cast<int64_t>(i) + 5) % kPrime}; }
+double sum_value(int rank, uint64_t i) { return static_cast<double>((rank + 1) * 1000 + static_cast<int64_t>(i % 977)); }
+
+std::string allreduce_sum_case(const Choice& c, uint64_t count, bool in_place) {
+    std::vector<double> send(count), recv(count, -1.0);
+    for (uint64_t i = 0; i < count; ++i) send[i] = sum_value(me, i);
+    if (in_place) recv = send;
+    auto req = allreduce_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, world, c);
+    req->start();
+    req->wait();
+    for (uint64_t i = 0; i < count; ++i) {
+        double want = 0;
+        for (int r = 0; r < P; ++r) want += sum_value(r, i);
+        if (recv[i] != want) return "element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " + std::to_string(want);
+    }
+    return "";
+}
+
+std::string allreduce_affine_case(const Choice& c, uint64_t count, MPI_Datatype type, MPI_Op op) {
+    std::vector<Affine> send(count), recv(count, Affine{-1, -1});
+    for (uint64_t i = 0; i < count; ++i) send[i] = affine_value(me, i);
+    auto req = allreduce_init(send.data(), recv.data(), count, type, op, world, c);
+    req->start();
+    req->wait();
+    for (uint64_t i = 0; i < count; ++i) {
+        Affine want = affine_value(0, i);
+        for (int r = 1; r < P; ++r) want = compose(want, affine_value(r, i));  // x_0 o x_1 o ... o x_{P-1}
+        if (recv[i].a != want.a || recv[i].b != want.b)
+            return "element " + std::to_string(i) + " is (" + std::to_string(recv[i].a) + "," + std::to_string(recv[i].b) +
+                   "), expected (" + std::to_string(want.a) + "," + std::to_string(want.b) + ")";
+    }
+    return "";
+}
+
+std::string allreduce_max_case(const Choice& c, uint64_t count) {
+    std::vector<int> send(count), recv(count, -1);
+    for (uint64_t i = 0; i < count; ++i) send[i] = static_cast<int>((me * 37 + i * 11) % 101);
+    auto req = allreduce_init(send.data(), recv.data(), count, MPI_INT, MPI_MAX, world, c);
+    req->start();
+    req->wait();
+    for (uint64_t i = 0; i < count; ++i) {
+        int want = 0;
+        for (int r = 0; r < P; ++r) want = std::max(want, static_cast<int>((r * 37 + i * 11) % 101));
+        if (recv[i] != want) return "element " + std::to_string(i) + " wrong";
+    }
+    return "";
+}
+
+// ------------------------------------------------------------------------------------------------ barrier
+// Rank P-1 arrives late; nobody may leave before it arrived (system clock: one host, one clock).
+std::string barrier_case(const Choice& c) {
+    using clk = std::chrono::system_clock;
+    MPI_Barrier(world);
+    if (me == P - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const double enter = std::chrono::duration<double>(clk::now().time_since_epoch()).count();
+    auto req = barrier_init(world, c);
+    req->start();
+    req->wait();
+    const double leave = std::chrono::duration<double>(clk::now().time_since_epoch()).count();
+    double last_enter = 0;
+    MPI_Allreduce(&enter, &last_enter, 1, MPI_DOUBLE, MPI_MAX, world);
+    if (leave < last_enter) return "left at " + std::to_string(leave) + " before the last rank entered at " + std::to_string(last_enter);
+    return "";
+}
+
+// ------------------------------------------------------------------------------------------------ alltoallv
+// Bytes from rank i to rank j: irregular, with zeros.
+uint64_t vbytes(int i, int j, uint64_t scale) { return scale * static_cast<uint64_t>((i * 3 + j * 5) % 4) + ((i + j) % 3 == 0 ? 0 : 1); }
+
+struct VCall {
+    std::vector<uint64_t> sb, sd, rb, rd;
+    std::vector<unsigned char> send, recv, want;
+    explicit VCall(uint64_t scale) {
+        uint64_t so = 0, ro = 0;
+        for (int j = 0; j < P; ++j) {
+            sb.push_back(vbytes(me, j, scale)), sd.push_back(so), so += sb.back();
+            rb.push_back(vbytes(j, me, scale)), rd.push_back(ro + 3), ro += rb.back() + 3;  // gaps between blocks
+        }
+        send.resize(so);
+        recv.assign(ro + 3, 0xee);
+        want = recv;
+        for (int j = 0; j < P; ++j)
+            for (uint64_t k = 0; k < sb[j]; ++k) send[sd[j] + k] = pattern(me * P + j, k);
+        for (int i = 0; i < P; ++i)
+            for (uint64_t k = 0; k < rb[i]; ++k) want[rd[i] + k] = pattern(i * P + me, k);
+    }
+};
+
+// Direct exchange (relay = false) or every block relayed through tmp[0] (relay = true, exercises the layout
+// analysis: tmp[0] holds blocks of different sizes in turn).
+std::shared_ptr<const Schedule> handmade_alltoallv(bool relay) {
+    auto s = std::make_shared<Schedule>(Collective::alltoallv, P, P, P, relay ? 1 : 0);
+    s->algorithm = relay ? "test/relay" : "test/direct";
+    s->matrix.assign(static_cast<size_t>(P) * P, 1);
+    for (int r = 0; r < P; ++r) {
+        RankBuilder b(*s, r);
+        b.copy({Segment(Buf::in, r, 1)}, {Segment(Buf::out, r, 1)});
+        for (int k = 1; k < P; ++k) {
+            const auto to = static_cast<uint32_t>((r + k) % P), from = static_cast<uint32_t>((r - k + P) % P);
+            b.fence();
+            b.send(static_cast<int>(to), 0, {Segment(Buf::in, to, 1)});
+            b.recv(static_cast<int>(from), 0, {relay ? Segment(Buf::tmp, 0, 1) : Segment(Buf::out, from, 1)});
+            if (relay) {
+                b.fence();
+                b.copy({Segment(Buf::tmp, 0, 1)}, {Segment(Buf::out, from, 1)});
+            }
+        }
+    }
+    return s;
+}
+
+std::string alltoallv_case(const Choice& c, uint64_t scale) {
+    VCall v(scale);
+    auto req = alltoallv_init(v.send.data(), v.sb.data(), v.sd.data(), v.recv.data(), v.rb.data(), v.rd.data(), world, c);
+    req->start();
+    req->wait();
+    return check_bytes(v.recv, v.want);
+}
+
+std::string drs_n_case(DrsN& d, uint64_t scale) {
+    VCall v(scale);
+    const DrsNStats st = d.alltoallv(v.send.data(), v.sb.data(), v.sd.data(), v.recv.data(), v.rb.data(), v.rd.data());
+    uint64_t msgs = 0;
+    for (int j = 0; j < P; ++j) msgs += j != me && v.sb[j] > 0;
+    if (st.messages != msgs) return "sent " + std::to_string(st.messages) + " messages, expected " + std::to_string(msgs);
+    if (st.attempts != st.messages + st.busy) return "attempt accounting wrong";
+    return check_bytes(v.recv, v.want);
+}
+
+void test_alltoallv(Tally& t) {
+    for (bool relay : {false, true})
+        for (uint64_t scale : {0, 1, 100, 5000}) {
+            const Choice c{"", {}, relay ? Noncontig::pack : Noncontig::automatic, handmade_alltoallv(relay)};
+            run_case(t, std::string(relay ? "alltoallv relay" : "alltoallv direct") + " scale=" + std::to_string(scale),
+                     [&] { return alltoallv_case(c, scale); });
+        }
+    for (const Algorithm* a : Registry::get().for_collective(Collective::alltoallv))
+        for (uint64_t scale : {0, 1, 300})
+            run_case(t, a->name + " scale=" + std::to_string(scale), [&] { return alltoallv_case(Choice{a->name}, scale); });
+    DrsN drs(world, 42);
+    for (uint64_t scale : {0, 1, 300, 20000})
+        run_case(t, "drs_n protocol scale=" + std::to_string(scale), [&] { return drs_n_case(drs, scale); });
+}
+
+// Split-phase details: overlapping requests on one communicator, persistent restart, plan cache, both
+// non-contiguous modes (bruck allgather sends non-contiguous blocks).
+void test_split_phase(Tally& t) {
+    run_case(t, "overlapping allgather + allreduce, completed in reverse order", [&]() -> std::string {
+        std::vector<unsigned char> g(P * 100);
+        std::vector<unsigned char> block(100, static_cast<unsigned char>(me));
+        std::vector<double> x(1000, me + 1.0), y(1000, 0);
+        auto a = allgather_init(block.data(), g.data(), 100, world, Choice{"allgather/ring"});
+        auto b = allreduce_init(x.data(), y.data(), 1000, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/ring"});
+        a->start();
+        b->start();
+        b->wait();
+        while (!a->test()) {
+        }
+        for (int r = 0; r < P; ++r)
+            if (g[r * 100 + 99] != r) return "allgather wrong";
+        return y[999] == P * (P + 1) / 2.0 ? "" : "allreduce wrong";
+    });
+    run_case(t, "persistent restart hits the plan cache", [&]() -> std::string {
+        std::vector<double> x(77, 1.0), y(77, 0);
+        auto r1 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        r1->start();
+        r1->wait();
+        x.assign(77, 2.0);
+        r1->start();
+        r1->wait();
+        auto r2 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        if (!r2->plan_was_cached()) return "second init did not reuse the plan";
+        return y[76] == 2.0 * P ? "" : "restart result wrong";
+    });
+    for (Noncontig mode : {Noncontig::pack, Noncontig::datatype})
+        run_case(t, std::string("allgather/bruck mode=") + (mode == Noncontig::pack ? "pack" : "datatype"),
+                 [&] { return allgather_case(Choice{"allgather/bruck", {}, mode}, 1001, false, true); });
+}
+
+void test_algorithm(Tally& t, const Algorithm& a, MPI_Datatype affine_type, MPI_Op affine) {
+    for (const auto& params : param_sets(a)) {
+        const std::string name = describe(a, params) + " P=" + std::to_string(P);
+        Choice c{a.name, params, Noncontig::automatic};
+        std::shared_ptr<const Schedule> probe;
+        try {
+            probe = runtime_schedule(a.collective, P, c);
+        } catch (const Error& e) {
+            if (me == 0) std::printf("skip %s: %s\n", name.c_str(), e.what());
+            ++t.skipped;
+            continue;
+        }
+        switch (a.collective) {
+            case Collective::allgather:
+                for (uint64_t n : {0, 1, 7, 64, 1000, 65537})
+                    run_case(t, name + " n=" + std::to_string(n), [&] { return allgather_case(c, n, false, false); });
+                run_case(t, name + " in-place", [&] { return allgather_case(c, 13, true, false); });
+                run_case(t, name + " split-phase", [&] { return allgather_case(c, 4099, false, true); });
+                break;
+            case Collective::alltoall:
+                for (uint64_t n : {0, 1, 5, 64, 1000, 16387})
+                    run_case(t, name + " n=" + std::to_string(n), [&] { return alltoall_case(c, n, false); });
+                run_case(t, name + " in-place", [&] { return alltoall_case(c, 9, true); });
+                break;
+            case Collective::allreduce: {
+                const std::vector<uint64_t> counts{0, 1, 2, static_cast<uint64_t>(P) + 1, 7, 100, 1001, 10007};
+                const bool idem = probe->idempotent_only, comm_only = probe->needs_commutative;
+                for (uint64_t n : counts) {
+                    if (idem) {
+                        run_case(t, name + " max count=" + std::to_string(n), [&] { return allreduce_max_case(c, n); });
+                        continue;
+                    }
+                    run_case(t, name + " sum count=" + std::to_string(n), [&] { return allreduce_sum_case(c, n, false); });
+                    if (!comm_only)
+                        run_case(t, name + " noncommutative count=" + std::to_string(n),
+                                 [&] { return allreduce_affine_case(c, n, affine_type, affine); });
+                }
+                if (!idem) run_case(t, name + " in-place", [&] { return allreduce_sum_case(c, 33, true); });
+                if (comm_only && P > 1)
+                    run_case(t, name + " refuses a non-commutative op", [&]() -> std::string {
+                        try {
+                            allreduce_affine_case(c, 4, affine_type, affine);
+                        } catch (const Error& e) {
+                            return std::string(e.what()).find("commutative") != std::string::npos ? "" : e.what();
+                        }
+                        return "ran a non-commutative operation";
+                    });
+                break;
+            }
+            case Collective::barrier:
+                run_case(t, name, [&] { return barrier_case(c); });
+                break;
+            default: break;
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(world, &P);
+    MPI_Comm_rank(world, &me);
+    Tally t;
+    MPI_Datatype affine_type;
+    MPI_Type_contiguous(2, MPI_INT64_T, &affine_type);
+    MPI_Type_commit(&affine_type);
+    MPI_Op affine;
+    MPI_Op_create(affine_op, 0, &affine);
+    for (const Algorithm& a : Registry::get().all()) {
+        if (a.collective == Collective::alltoallv) continue;  // below, with count matrices
+        test_algorithm(t, a, affine_type, affine);
+    }
+    test_alltoallv(t);
+    test_split_phase(t);
+    MPI_Op_free(&affine);
+    MPI_Type_free(&affine_type);
+    if (me == 0) std::printf("collplan MPI tests, P=%d (%d cases skipped)\n%d passed, %d failed\n", P, t.skipped, t.passed, t.failed);
+    MPI_Finalize();
+    return t.failed ? 1 : 0;
+}

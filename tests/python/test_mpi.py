@@ -1,0 +1,110 @@
+"""The MPI runtime from Python, under both MPIs: the Python API (tests/mpi/mpi4py_api.py), `collplan run`, and the
+PMPI library preloaded into an unmodified mpi4py program. Every mpirun has a timeout: a hang fails the test.
+(The C++ executor tests and the C program under the PMPI library run in ctest: cmake/mpi_runtime.cmake.)"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collplan import mpi as cmpi
+
+ROOT = Path(__file__).resolve().parents[2]
+ABIS = ["openmpi", "mpich"]
+TIMEOUT_S = 150
+
+
+def _home(abi: str) -> Path:
+    homes = cmpi.homes()
+    if abi not in homes:
+        pytest.fail(f"collplan was built without the {abi} runtime (make install builds it); built: {homes}")
+    return Path(homes[abi])
+
+
+def mpirun(abi: str, n: int, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    cmd = [str(_home(abi) / "bin" / "mpirun"), "-n", str(n)]
+    if abi == "openmpi":
+        cmd.append("--oversubscribe")
+    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                    OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
+    for k in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI"):  # the launcher decides
+        full_env.pop(k, None)
+    try:
+        return subprocess.run(cmd + args, capture_output=True, text=True, timeout=TIMEOUT_S, env=full_env, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{' '.join(cmd + args)} hung for {TIMEOUT_S} s\n{e.stdout}\n{e.stderr}")
+
+
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("n", [1, 3, 4])
+def test_python_api(abi, n):
+    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi4py_api.py")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"mpi4py_api P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("collective,extra", [("allgather", []), ("alltoall", []), ("allreduce", []),
+                                              ("allreduce", ["--op", "noncommutative"]), ("barrier", [])])
+def test_collplan_run(abi, collective, extra):
+    r = mpirun(abi, 3, [sys.executable, "-m", "collplan", "run", "--collective", collective, "--algorithm", "all",
+                        "--sizes", "0,24,1000", "--iters", "2", "--warmup", "1", "--json", *extra])
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert report["ranks"] == 3 and report["collective"] == collective
+    assert ("Open MPI" in report["mpi"]) == (abi == "openmpi")
+    assert report["rows"] and all(row["ok"] for row in report["rows"])
+    assert all(row["collplan_s"] > 0 and row["native_s"] > 0 for row in report["rows"])
+    names = {row["algorithm"] for row in report["rows"]}
+    if collective == "allreduce" and extra:  # only the schedules that keep the operand order ran
+        assert "allreduce/ring" not in names and "allreduce/recursive_doubling" in names
+
+
+@pytest.mark.parametrize("abi", ABIS)
+def test_collplan_run_table(abi):
+    r = mpirun(abi, 2, [sys.executable, "-m", "collplan", "run", "--collective", "allgather", "--algorithm", "ring",
+                        "--sizes", "8B,4KiB", "--iters", "3"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("  allgather/ring")]
+    assert len(lines) == 2 and all(ln.endswith("ok") for ln in lines), r.stdout
+
+
+@pytest.mark.parametrize("abi", ABIS)
+def test_pmpi_with_mpi4py(abi):
+    lib = cmpi.pmpi_library(abi)
+    script = str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")
+    env = {"COLLPLAN_VERBOSE": "1", "COLLPLAN_ALLREDUCE": "rabenseifner", "COLLPLAN_ALLGATHER": "bruck",
+           "COLLPLAN_ALLTOALL": "pairwise", "COLLPLAN_BARRIER": "dissemination:n=3"}
+    r = mpirun(abi, 3, ["env", f"LD_PRELOAD={lib}", sys.executable, script], env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pmpi_mpi4py: all checks passed" in r.stdout
+    # mpi4py calls the MPI-4 large-count functions (MPI_Allreduce_c, ...) where the library has them (MPICH)
+    for fn, rest in (("MPI_Allreduce", "P=3 8008B -> allreduce/rabenseifner"), ("MPI_Allgather", "P=3 52B -> allgather/bruck"),
+                     ("MPI_Alltoall", "P=3 24B -> alltoall/pairwise"), ("MPI_Barrier", "P=3 0B -> barrier/dissemination")):
+        assert re.search(f"^collplan: {fn}(_c)? {re.escape(rest)}$", r.stderr, re.M), r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
+def test_pmpi_wisdom_and_fallback(abi, tmp_path):
+    wisdom = tmp_path / "wisdom.json"
+    wisdom.write_text(json.dumps({"format": "collplan-wisdom/1", "entries": [
+        {"collective": "allreduce", "ranks": 3, "max_bytes": 4096, "algorithm": "allreduce/ring"},
+        {"collective": "allreduce", "algorithm": "native"}]}))
+    r = mpirun(abi, 3, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
+                        str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")],
+               {"COLLPLAN_VERBOSE": "1", "COLLPLAN_WISDOM": str(wisdom)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^collplan: MPI_Allreduce(_c)? P=3 8008B -> native \(native requested\)$", r.stderr, re.M), r.stderr
+    assert re.search(r"^collplan: MPI_Allgather(_c)? P=3 52B -> native \(no algorithm chosen\)$", r.stderr, re.M), r.stderr
+
+
+def test_pmpi_command_prints_the_libraries():
+    r = subprocess.run([sys.executable, "-m", "collplan", "pmpi"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for abi in ABIS:
+        assert any(ln.startswith(abi) and ln.split()[1].endswith("libcollplan_pmpi.so") for ln in r.stdout.splitlines())
