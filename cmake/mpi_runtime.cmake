@@ -86,7 +86,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
     foreach(P RANGE 1 ${COLLPLAN_MPI_TEST_MAX_RANKS})
       add_test(NAME mpi_${abi}_P${P}
                COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} $<TARGET_FILE:collplan_mpi_tests_${abi}>)
-      set_tests_properties(mpi_${abi}_P${P} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+      set_tests_properties(mpi_${abi}_P${P} PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE
                            ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
     endforeach()
     foreach(P 1 3 4)

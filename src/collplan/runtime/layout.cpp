@@ -14,10 +14,10 @@ bool all_equal(const std::vector<uint64_t>& v) {
     return std::all_of(v.begin(), v.end(), [&](uint64_t x) { return x == v.front(); });
 }
 
-// The id a block of `in`/`out` holds by its position (see layout.hpp).
-int64_t own_id(Collective c, int P, int rank, Buf b, uint32_t block) {
+// The id a block of `in`/`out` holds by its position (see layout.hpp). C: allgather chunks per contribution.
+int64_t own_id(Collective c, int P, uint32_t C, int rank, Buf b, uint32_t block) {
     switch (c) {
-        case Collective::allgather: return b == Buf::in ? rank : block;
+        case Collective::allgather: return b == Buf::in ? int64_t{rank} * C + block : block;
         case Collective::alltoall:
         case Collective::alltoallv:
             return b == Buf::in ? int64_t{rank} * P + block : int64_t{block} * P + rank;
@@ -34,7 +34,7 @@ public:
         ids_.assign(static_cast<size_t>(P_) * nb, kUnknown);
         for (int r = 0; r < P_; ++r)
             for (Buf b : {Buf::in, Buf::out})
-                for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = own_id(s.collective(), P_, r, b, k);
+                for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = own_id(s.collective(), P_, s.blocks(Buf::in), r, b, k);
         st_.resize(static_cast<size_t>(P_));
         for (int r = 0; r < P_; ++r) index_rank(r);
         match();
@@ -228,6 +228,14 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
             uniform_ = all_equal(shape.matrix_bytes);
             uniform_bytes_ = shape.matrix_bytes.empty() ? 0 : shape.matrix_bytes.front();
             break;
+        case Collective::allgather:  // a contribution in C chunks: chunk c = bytes c*B/C .. (c+1)*B/C - 1
+            C_ = s.blocks(Buf::in);
+            if (s.blocks(Buf::out) != static_cast<uint64_t>(P_) * C_)
+                throw Error("allgather schedule " + s.algorithm + " has " + std::to_string(C_) + " in blocks but " +
+                            std::to_string(s.blocks(Buf::out)) + " out blocks (must be P times as many)");
+            uniform_ = C_ <= 1 || shape.block_bytes % C_ == 0;
+            uniform_bytes_ = C_ == 0 ? 0 : shape.block_bytes / C_;
+            break;
         case Collective::barrier: uniform_bytes_ = 0; break;
         default: uniform_bytes_ = shape.block_bytes; break;
     }
@@ -239,7 +247,7 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
             for (int side = 0; side < 2; ++side)
                 for (const Segment& g : side == 0 ? v.src() : v.dst())
                     for (uint32_t k = 0; k < g.count; ++k)
-                        held[2 * i + side].push_back({g.buf(), g.first() + k, own_id(s.collective(), P_, rank, g.buf(), g.first() + k)});
+                        held[2 * i + side].push_back({g.buf(), g.first() + k, own_id(s.collective(), P_, C_, rank, g.buf(), g.first() + k)});
         }
     } else {
         analyse(s, rank, held);
@@ -258,16 +266,22 @@ uint64_t Layout::id_bytes(int64_t id) const {
         const auto s = static_cast<uint64_t>(id);
         return (shape_.segment_begin(s + 1, S_) - shape_.segment_begin(s, S_)) * shape_.elem_bytes;
     }
+    if (shape_.collective == Collective::allgather) {
+        const auto c = static_cast<uint64_t>(id) % C_;
+        return chunk_begin(c + 1) - chunk_begin(c);
+    }
     return shape_.matrix_bytes.at(static_cast<size_t>(id));
 }
 
 Chunk Layout::position(Buf b, uint32_t block, int64_t id) const {
     const uint64_t bytes = id_bytes(id);
     if (b == Buf::tmp) return {b, tmp_slot_off_.at(block), bytes};
-    const int64_t own = own_id(shape_.collective, P_, rank_, b, block);
+    const int64_t own = own_id(shape_.collective, P_, C_, rank_, b, block);
     uint64_t off = 0;
     switch (shape_.collective) {
-        case Collective::allgather: off = b == Buf::in ? 0 : uint64_t{block} * shape_.block_bytes; break;
+        case Collective::allgather:
+            off = b == Buf::in ? chunk_begin(block) : uint64_t{block / C_} * shape_.block_bytes + chunk_begin(block % C_);
+            break;
         case Collective::alltoall: off = uint64_t{block} * shape_.block_bytes; break;
         case Collective::allreduce: off = shape_.segment_begin(block, S_) * shape_.elem_bytes; break;
         case Collective::alltoallv: off = (b == Buf::in ? shape_.send_displs : shape_.recv_displs).at(block); break;

@@ -1,7 +1,10 @@
 // Byte layout of one rank's part of a schedule for one call shape -- the MPI-free half of the executor.
 //
 // A schedule names data by blocks; a real call has bytes. CallShape says how big the blocks are:
-//   allgather, alltoall -- every block is `block_bytes` (in[j], out[i] at j * block_bytes, i * block_bytes);
+//   allgather           -- a contribution of `block_bytes` in C = blocks(in) chunks (usually 1), chunk c = bytes
+//                          floor(c * block_bytes / C) .. floor((c + 1) * block_bytes / C) - 1; out block i C + c
+//                          is chunk c of rank i, at i * block_bytes + that offset;
+//   alltoall            -- every block is `block_bytes` (in[j], out[i] at j * block_bytes, i * block_bytes);
 //   allreduce           -- the vector of `count` elements of `elem_bytes` is cut into S = blocks(in) segments,
 //                          segment s = elements floor(s * count / S) .. floor((s + 1) * count / S) - 1 (uneven
 //                          when S does not divide count; empty segments when count < S);
@@ -73,6 +76,9 @@ private:
     CallShape shape_;
     int P_ = 1, rank_ = 0;
     uint32_t S_ = 1;                         // allreduce: segments
+    uint32_t C_ = 1;                         // allgather: chunks per contribution (in blocks)
+    // allgather: first byte of chunk c of a contribution of block_bytes.
+    uint64_t chunk_begin(uint64_t c) const { return C_ == 0 ? 0 : c * shape_.block_bytes / C_; }
     bool uniform_ = true;
     uint64_t uniform_bytes_ = 0;
     std::vector<uint64_t> tmp_slot_off_;     // per tmp block
