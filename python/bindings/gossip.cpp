@@ -88,7 +88,8 @@ void bind_gossip(nb::module_& m) {
             return out;
         }
         if (name.find("circgos") != std::string::npos) {
-            nb::dict x = circ_dict(gossip::circ_params(p, p.topology.dims()[0], gossip::wraps(p.topology, 0), 1.0, 0), 0);
+            const int n = p.topology.dims()[0];
+            nb::dict x = circ_dict(gossip::circ_params(p, n, gossip::wraps(p.topology, 0), 1.0, 0), 0);
             x["alg"] = 3;
             out.append(x);
             return out;

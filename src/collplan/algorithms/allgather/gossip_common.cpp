@@ -36,8 +36,10 @@ RankSet& RankSet::operator|=(const RankSet& o) {
     std::merge(runs_.begin(), runs_.end(), o.runs_.begin(), o.runs_.end(), std::back_inserter(all));
     runs_.clear();
     for (const auto& r : all) {
-        if (!runs_.empty() && r.first <= runs_.back().second) runs_.back().second = std::max(runs_.back().second, r.second);
-        else runs_.push_back(r);
+        if (!runs_.empty() && r.first <= runs_.back().second)
+            runs_.back().second = std::max(runs_.back().second, r.second);
+        else
+            runs_.push_back(r);
     }
     return *this;
 }
@@ -121,7 +123,8 @@ Schedule Builder::build() const {
     }
     for (int r = 0; r < P; ++r) {
         auto key = [](const Transfer* t) { return std::make_tuple(t->step, t->slot, t); };
-        std::sort(mine[r].begin(), mine[r].end(), [&](const Transfer* x, const Transfer* y) { return key(x) < key(y); });
+        std::sort(mine[r].begin(), mine[r].end(),
+                  [&](const Transfer* x, const Transfer* y) { return key(x) < key(y); });
         emit(s, r, mine[r]);
     }
     return s;

@@ -215,7 +215,8 @@ int list_param(const Problem& p, const std::string& name, int phase) {
     char* end = nullptr;
     const long x = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || x < 1 || x > (1 << 20))
-        throw Error("parameter " + name + "='" + v + "' (allowed: auto, or a positive integer per phase: x or x,y,...)");
+        throw Error("parameter " + name + "='" + v +
+                    "' (allowed: auto, or a positive integer per phase: x or x,y,...)");
     return static_cast<int>(x);
 }
 
@@ -241,7 +242,8 @@ std::vector<PhaseChoice> phase_choices(const Problem& p, int colours) {
         int alg = 0;
         if (p.params.values().count("algs")) {
             alg = list_param(p, "algs", f);
-            if (alg > 3) throw Error("parameter algs='" + p.params.text("algs") + "' (allowed: auto or 1, 2, 3 per phase)");
+            if (alg > 3)
+                throw Error("parameter algs='" + p.params.text("algs") + "' (allowed: auto or 1, 2, 3 per phase)");
         }
         PhaseChoice ch{alg == 0 ? 3 : alg, circ_params(p, std::max(1, len), wrap, unit, f)};
         ch.circ.radix = radix;
@@ -281,8 +283,8 @@ DiagParams diag_params_for_applies(const Problem& p, bool sum_diagonal) {
     std::map<std::string, std::string> v = p.params.values();
     const bool auto_a = list_param(p, "a", 0) == 0;
     if (auto_a && grid_topology(p.topology)) v["a"] = std::to_string(p.topology.dims()[0]);
-    for (const char* key : {"b", "k"})
-        if (list_param(p, key, 0) == 0) v[key] = key[0] == 'b' ? "2" : "1";
+    if (list_param(p, "b", 0) == 0) v["b"] = "2";
+    if (list_param(p, "k", 0) == 0) v["k"] = "1";
     q.params = Params(std::move(v));
     return diag_params(q, sum_diagonal);
 }
