@@ -224,7 +224,10 @@ std::vector<int> parse_partition(const std::string& text) {
 
 std::string format_partition(std::span<const int> partition) {
     std::string s;
-    for (int x : partition) s += (s.empty() ? "" : ",") + std::to_string(x);
+    for (int x : partition) {
+        if (!s.empty()) s += ',';
+        s += std::to_string(x);
+    }
     return s;
 }
 
