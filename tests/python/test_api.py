@@ -55,7 +55,12 @@ def test_bundled_machines_have_units_and_sources():
             if key == "kind":
                 continue
             assert key in raw["sources"], f"{name}: constant {key} has no source"
+            if key in ("ports", "duplex"):  # dimensionless counts
+                assert isinstance(value, int), f"{name}: {key} must be an integer"
+                continue
             assert isinstance(value, str) and any(c.isalpha() for c in value), f"{name}: {key} lacks a unit"
+        for key in raw.get("network", {}):  # simulator parameters (docs/simulation.md)
+            assert key in raw["sources"], f"{name}: network parameter {key} has no source"
         if m.topology:
             collplan.Topology.parse(m.topology)
 
