@@ -58,6 +58,8 @@ def test_bundled_machines_have_units_and_sources():
             if key in ("ports", "duplex"):  # a count and a flag: no unit, but a source like every constant
                 continue
             assert isinstance(value, str) and any(c.isalpha() for c in value), f"{name}: {key} lacks a unit"
+        for key in raw.get("network", {}):  # simulator parameters (docs/simulation.md)
+            assert key in raw["sources"], f"{name}: network parameter {key} has no source"
         if m.topology:
             collplan.Topology.parse(m.topology)
 

@@ -62,21 +62,22 @@ namespace collplan::sim {
 
 void TimedCursor::start(std::vector<uint32_t>& ready) {
     c_.start(ready);
-    done_.assign(c_.group_end() - c_.group_begin(), Time::never());
+    if (c_.group_has_deps()) done_.assign(c_.group_end() - c_.group_begin(), Time::never());
 }
 
 void TimedCursor::complete(uint32_t k, Time done, std::vector<uint32_t>& ready) {
     const uint32_t begin = c_.group_begin();
-    done_[k - begin] = done;
+    if (c_.group_has_deps()) done_[k - begin] = done;
     latest_ = max(latest_, done);
     c_.complete(k, ready);
     if (c_.group_begin() != begin) {  // the group completed and the next one opened
         open_ = latest_;
-        done_.assign(c_.group_end() - c_.group_begin(), Time::never());
+        if (c_.group_has_deps()) done_.assign(c_.group_end() - c_.group_begin(), Time::never());
     }
 }
 
 Time TimedCursor::ready_time(uint32_t k) const {
+    if (!c_.group_has_deps()) return open_;  // nothing inside the group to wait for
     Time t = open_;
     const uint32_t begin = c_.group_begin();
     for (uint32_t d : c_.deps_of(k))

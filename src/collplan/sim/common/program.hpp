@@ -27,6 +27,7 @@ public:
     uint32_t group_end() const { return group_end_; }
     uint32_t remaining() const { return remaining_; }
     size_t memory_bytes() const { return (pending_.capacity() + offset_.capacity() + dependents_.capacity()) * 4; }
+    bool group_has_deps() const { return !pending_.empty(); }  // explicit dependencies inside the active group
 
 private:
     std::span<const uint32_t> deps(uint32_t k) const;
@@ -60,7 +61,7 @@ public:
 
 private:
     RankCursor c_;
-    std::vector<Time> done_;     // per op of the active group (Time::never() while not complete)
+    std::vector<Time> done_;     // per op of the active group (only when the group has in-group dependencies)
     Time open_ = Time::zero();   // the latest completion of the earlier groups
     Time latest_ = Time::zero(); // the latest completion so far
 };
