@@ -18,12 +18,13 @@ def _cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "collplan", *args], capture_output=True, text=True, timeout=timeout)
 
 
-def _topology(alg: dict) -> tuple[str, int]:
-    if "torus2d" in alg["topologies"]:
-        return "torus:4x4", 16
-    if "hypercube" in alg["topologies"]:
-        return "hypercube:3", 8
-    return "", 8
+def _case(alg: dict) -> tuple[str, dict]:
+    """The largest case (P <= 16) of the algorithm's own verification sweep: a topology it applies to."""
+    cases, _ = collplan._core.sweep_cases(alg["name"], 16)
+    assert cases, f"{alg['name']} applies to no P <= 16"
+    rank = {"torus": 0, "hypercube": 1, "full": 2, "ring": 3, "mesh": 4, "line": 5}
+    _ranks, topo, _op, params = min(cases, key=lambda c: (rank.get(c[1].split(":")[0], 9), -c[0]))
+    return topo, params
 
 
 @pytest.mark.parametrize("fidelity", FIDELITIES)
@@ -31,13 +32,8 @@ def test_every_algorithm_every_fidelity(fidelity):
     for alg in collplan.algorithms():
         if alg["collective"] == "alltoallv":
             continue
-        topo, p = _topology(alg)
-        t = topo or f"torus:{p // 2}x2"
-        try:
-            s = collplan.schedule(alg["name"], topology=t)
-        except CollplanError:
-            s = collplan.schedule(alg["name"], ranks=p)
-            t = f"full:{p}"
+        t, params = _case(alg)
+        s = collplan.schedule(alg["name"], topology=t, params=params)
         r = collplan.simulate(s, machine="a2at-torus", fidelity=fidelity, size="4KiB", topology=t)
         assert r.time_s > 0, alg["name"]
         assert len(r.rank_time_s) == s.ranks and max(r.rank_time_s) == pytest.approx(r.time_s)
