@@ -68,6 +68,25 @@ class EstimateRow:
         return asdict(self)
 
 
+def row_labels(rows: list[EstimateRow]) -> list[str]:
+    """A short label per row: the algorithm without its collective, plus the parameters that differ between
+    that algorithm's rows (``multiphase[partition=3,3]``) when it was priced with several parameter sets."""
+    def parsed(params: str) -> dict:
+        return dict(kv.split("=", 1) for kv in params.split(";") if "=" in kv)
+    variants: dict[str, list[dict]] = {}
+    for r in rows:
+        seen = variants.setdefault(r.algorithm, [])
+        if parsed(r.params) not in seen:
+            seen.append(parsed(r.params))
+    out = []
+    for r in rows:
+        short, sets = r.algorithm.split("/", 1)[1], variants[r.algorithm]
+        keys = sorted({k for d in sets for k in d if len({x.get(k) for x in sets}) > 1})
+        mine = parsed(r.params)
+        out.append(short + ("[" + " ".join(f"{k}={mine.get(k, '')}" for k in keys) + "]" if keys else ""))
+    return out
+
+
 def _model_of(machine: str | None, model: str | None) -> tuple[str, str]:
     if (machine is None) == (model is None):
         raise CollplanError("give exactly one of a machine (name or file) and a model spec")

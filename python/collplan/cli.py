@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import _model_of, algorithms, estimate, resolve_name, schedule, verify
+from .api import _model_of, algorithms, estimate, resolve_name, row_labels, schedule, verify
 from .machines import load_machine, machine_names
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
@@ -152,14 +152,17 @@ def cmd_estimate(args) -> int:
         raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
     ranks, topo = _ranks_topology(args, machine_topo)
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
+    spec, _ = _model_of(args.machine, args.model)
     rows, declined = [], []
     for a in algorithms(args.collective):
         why = _core.applies(a["name"], p, topo or "", {})
         if why:
             declined.append({"algorithm": a["name"], "reason": why})
             continue
-        rows += estimate(schedule(a["name"], ranks=ranks, topology=topo), sizes, machine=args.machine,
-                         model=args.model)
+        # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
+        for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
+            rows += estimate(schedule(a["name"], ranks=ranks, topology=topo, params=params), sizes,
+                             machine=args.machine, model=args.model)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
@@ -183,18 +186,19 @@ def _title(rows, args) -> str:
 
 
 def _print_table(rows, declined, args) -> None:
-    algs = list(dict.fromkeys(r.algorithm.split("/", 1)[1] for r in rows))
+    names = row_labels(rows)
+    algs = list(dict.fromkeys(names))
     sizes = list(dict.fromkeys(r.size_bytes for r in rows))
-    by = {(r.algorithm.split("/", 1)[1], r.size_bytes): r for r in rows}
+    by = {(name, r.size_bytes): r for name, r in zip(names, rows)}
     print(f"# {_title(rows, args)}; times are analytic estimates")
-    width = max(12, *(len(a) + 1 for a in algs))
-    print(f"{'size':>8s} " + "".join(f"{a:>{width}s}" for a in algs) + f"{'lower bound':>{width}s}  best")
+    widths = [max(10, len(a) + 2) for a in algs]
+    print(f"{'size':>8s} " + "".join(f"{a:>{w}s}" for a, w in zip(algs, widths)) + f"{'lower bound':>13s}  best")
     for n in sizes:
         cells = [by[(a, n)].time_s for a in algs]
         best = algs[min(range(len(algs)), key=lambda i: cells[i])]
         lb = by[(algs[0], n)].lower_bound_s
-        print(f"{_core.format_bytes(n):>8s} " + "".join(f"{_core.format_time(t):>{width}s}" for t in cells) +
-              f"{_core.format_time(lb):>{width}s}  {best}")
+        print(f"{_core.format_bytes(n):>8s} " + "".join(f"{_core.format_time(t):>{w}s}" for t, w in zip(cells, widths))
+              + f"{_core.format_time(lb):>13s}  {best}")
     for d in declined:
         print(f"# declined {d['algorithm']}: {d['reason']}")
     if args.plot:

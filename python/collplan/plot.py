@@ -11,12 +11,14 @@ def plot_estimates(rows, path: str, title: str = "") -> None:
 
     from .cli import atomic_write
 
+    from .api import row_labels
+
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
-    algs = list(dict.fromkeys(r.algorithm for r in rows))
-    for name in algs:
-        pts = sorted((r.size_bytes, r.time_s) for r in rows if r.algorithm == name)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=name.split("/", 1)[1])
-    lb = sorted({(r.size_bytes, r.lower_bound_s) for r in rows if r.algorithm == algs[0]})
+    names = row_labels(rows)
+    for name in dict.fromkeys(names):
+        pts = sorted((r.size_bytes, r.time_s) for n, r in zip(names, rows) if n == name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=name)
+    lb = sorted({(r.size_bytes, r.lower_bound_s) for r in rows if r.algorithm == rows[0].algorithm})
     ax.plot([p[0] for p in lb], [p[1] for p in lb], "k--", lw=1.2, label="lower bound")
     positive = all(p[0] > 0 for p in lb)
     ax.set_xscale("log", base=2) if positive else None

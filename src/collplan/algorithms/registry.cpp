@@ -105,6 +105,11 @@ Params validate_params(const Algorithm& a, const std::map<std::string, std::stri
     return Params(std::move(out));
 }
 
+std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery& q) {
+    if (!a.candidates) return {ParamSet{}};
+    return a.candidates(q);
+}
+
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix) {
     const Algorithm& a = Registry::get().find(name);

@@ -19,6 +19,8 @@
 
 namespace collplan {
 
+class Model;
+
 enum class ParamKind : uint8_t { integer, integer_list, text };
 
 struct ParamSpec {
@@ -54,6 +56,17 @@ struct Problem {
     std::vector<uint64_t> matrix;  // alltoallv: P*P units (row = source); empty otherwise
 };
 
+// What `estimate --algorithm all` and the planner ask an algorithm for: the parameter sets worth pricing for P
+// ranks on a topology under a model, for sizes in [min_bytes, max_bytes] (e.g. every multiphase partition that is
+// optimal somewhere in the range).
+struct CandidateQuery {
+    int ranks;
+    const Topology& topology;
+    const Model& model;
+    double min_bytes, max_bytes;
+};
+using ParamSet = std::map<std::string, std::string>;
+
 struct Algorithm {
     std::string name;        // "<collective>/<algorithm>"
     Collective collective;
@@ -65,6 +78,7 @@ struct Algorithm {
     std::vector<std::string> default_topologies;  // families for `verify --all` (see verify/sweep.hpp)
     std::vector<std::map<std::string, std::string>> sweep_params;  // parameter sets `verify --all` covers
                                                                     // (empty: the defaults only)
+    std::function<std::vector<ParamSet>(const CandidateQuery&)> candidates;  // empty: the defaults only
 };
 
 class Registry {
@@ -88,6 +102,9 @@ struct Registration {
 // Validates raw "k=v" parameters against the algorithm's specs (unknown names, bad integers, ranges),
 // fills defaults, and returns them.
 Params validate_params(const Algorithm& a, const std::map<std::string, std::string>& raw);
+
+// The algorithm's candidate parameter sets for the query ({{}}, the defaults, when it declares none).
+std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery& q);
 
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,

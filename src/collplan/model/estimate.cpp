@@ -301,6 +301,19 @@ void Simulation::report_stuck() const {
                 ") never completes -- run `collplan verify`");
 }
 
+// Ordered pairs (i, j) with i on one given side of the bisection that bisection_links() counts and j on the
+// other. Grids are cut across their longest side L after floor(L/2) planes, so an odd L splits the nodes
+// unequally (a 9x9 torus: 36 | 45, not 40 | 41); elsewhere floor(P/2) | ceil(P/2).
+double cut_pairs(const Topology& t, int P) {
+    const TopoKind k = t.kind();
+    if ((k == TopoKind::line || k == TopoKind::ring || k == TopoKind::mesh || k == TopoKind::torus) && !t.dims().empty()) {
+        const int L = *std::max_element(t.dims().begin(), t.dims().end());
+        const double side = static_cast<double>(L / 2) * (P / L);
+        return side * (P - side);
+    }
+    return static_cast<double>(P / 2) * ((P + 1) / 2);
+}
+
 // Smallest r with base^r >= n.
 int ceil_log(int base, int n) {
     int r = 0;
@@ -336,7 +349,7 @@ double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model&
         case Collective::alltoall: {
             const double node = both_ways * (P - 1) * n * beta / ports;
             const int64_t links = topo.bisection_links();
-            const double cut = static_cast<double>(P / 2) * ((P + 1) / 2) * n * beta;
+            const double cut = cut_pairs(topo, P) * n * beta;
             return std::max({latency, node, links > 0 ? cut / static_cast<double>(links) : 0.0});
         }
         case Collective::allreduce: {

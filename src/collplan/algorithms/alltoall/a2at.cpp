@@ -26,7 +26,7 @@
 //                once).
 // Cost:          G (alpha + m beta) with 4 ports, G = number of groups; ideal (busiest directed link / link
 //                bandwidth): even k x k torus k^3/8 m beta, odd k x k torus k (k^2 - 1)/8 m beta
-//                (link_loads() of this schedule; equal to the bisection bound for even k)
+//                (link_loads() of this schedule; equal to the bisection lower bound of lower_bound_s)
 // Memory:        no scratch; P (2P - 1) ops.
 // Example:       torus:3x3, rank 0 at (0,0): copy in[0] -> out[0]; group (1,0): send to the nodes at (1,0), (0,1),
 //                (2,0), (0,2) on ports 0..3 and receive from the same four; group (1,1): (1,1), (2,1), (2,2), (1,2).
