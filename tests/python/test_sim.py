@@ -88,3 +88,14 @@ def test_machine_network_table():
     # The canonical spec lists what differs from the defaults (mtu 2 KiB, 2 VCs, 8 KiB buffers are the defaults).
     assert "header=32B" in m.network and "ports=4" in m.network and "mtu" not in m.network
     assert m.topology == "torus:8x8"
+
+
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+def test_cli_runs_every_applicable_algorithm(fidelity):
+    p = _cli("simulate", "--collective", "alltoall", "--algorithm", "all", "--topology", "torus:4x4", "--machine",
+             "a2at-torus", "--fidelity", fidelity, "--size", "2KiB", "--json")
+    assert p.returncode == 0, p.stderr
+    names = {r["algorithm"] for r in json.loads(p.stdout)["results"]}
+    applicable = {a["name"] for a in collplan.algorithms("alltoall")
+                  if not collplan._core.applies(a["name"], 16, "torus:4x4", {})}
+    assert names == applicable and {"alltoall/a2at", "alltoall/pairwise", "alltoall/ring"} <= names
