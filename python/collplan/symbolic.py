@@ -5,7 +5,8 @@ interpreter keeps going and records, per rank, what each partial result holds af
 -- with multiplicities, so a double counting shows as ``x0`` twice. It follows the IR's semantics
 (docs/schedule.md): an op starts when every op of the earlier groups of its rank and its explicit dependencies
 have completed; the k-th send i -> j with tag t matches the k-th recv at j from i with tag t; a send carries its
-data as it was when the send started; ``reduce`` adds (``inverse``: removes) the source's contributions.
+data as it was when the send started; ``reduce`` adds (``inverse``: removes) the source's contributions. ``calc`` and
+``barrier`` ops move no data (a barrier's synchronisation is not modelled: allreduce schedules do not need one).
 
     rounds = allreduce_rounds(collplan.schedule("allreduce/nway_dissemination_plain", ranks=8, params={"n": 2}))
     rounds[0].states[2]     # Counter({0: 2, 7: 1, 6: 1, ...}): rank 0 after round 2 holds x0 twice
