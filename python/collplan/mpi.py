@@ -281,35 +281,22 @@ def ibarrier(*args, **kw) -> Request:
     return barrier_init(*args, **kw).start()
 
 
-def allgather(*args, **kw) -> str:
-    """Blocking allgather; returns the algorithm that ran."""
-    r = iallgather(*args, **kw)
-    r.wait()
-    return r.algorithm
+def _blocking(start):
+    """The blocking form of a split-phase collective: start, wait, return the algorithm that ran."""
+    def run(*args, **kw) -> str:
+        r = start(*args, **kw)
+        r.wait()
+        return r.algorithm
+    run.__name__ = start.__name__[1:]
+    run.__doc__ = f"Blocking {run.__name__}; returns the algorithm that ran (arguments as {start.__name__})."
+    return run
 
 
-def alltoall(*args, **kw) -> str:
-    r = ialltoall(*args, **kw)
-    r.wait()
-    return r.algorithm
-
-
-def alltoallv(*args, **kw) -> str:
-    r = ialltoallv(*args, **kw)
-    r.wait()
-    return r.algorithm
-
-
-def allreduce(*args, **kw) -> str:
-    r = iallreduce(*args, **kw)
-    r.wait()
-    return r.algorithm
-
-
-def barrier(*args, **kw) -> str:
-    r = ibarrier(*args, **kw)
-    r.wait()
-    return r.algorithm
+allgather = _blocking(iallgather)
+alltoall = _blocking(ialltoall)
+alltoallv = _blocking(ialltoallv)
+allreduce = _blocking(iallreduce)
+barrier = _blocking(ibarrier)
 
 
 def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:

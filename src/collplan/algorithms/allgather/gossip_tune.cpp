@@ -299,6 +299,14 @@ ParamSpec radix_spec() {
             "concentration factor per step (auto: 3, or 2 with oneport=1 as on the Paragon)"};
 }
 
+std::vector<ParamSpec> highdimgos_specs() {
+    return {{"algs", ParamKind::text, "3", 0, 0, "1-D algorithm per phase: 1, 2, 3 (circgos) or auto; x,y,.."},
+            {"a", ParamKind::text, "auto", 0, 0, "circgos bridgeheads per phase (auto or x,y,..)"},
+            {"b", ParamKind::text, "auto", 0, 0, "circgos growth factor per phase (auto or x,y,..)"},
+            {"k", ParamKind::text, "auto", 0, 0, "circgos packets per phase (auto or x,y,..)"},
+            ratio_spec(), radix_spec(), oneport_spec()};
+}
+
 ParamSpec ratio_spec() {
     return {"r", ParamKind::text, "10", 0, 0,
             "startup / transfer time of one PU's data that the auto parameters are chosen for"};

@@ -59,5 +59,7 @@ DiagParams diag_params_for_applies(const Problem& p, bool sum_diagonal);
 ParamSpec oneport_spec();
 ParamSpec radix_spec();
 ParamSpec ratio_spec();
+// highdimgos and its coloured variant: per-phase 1-D algorithm, circgos a/b/k, r, radix, oneport.
+std::vector<ParamSpec> highdimgos_specs();
 
 }  // namespace collplan::gossip

@@ -29,11 +29,7 @@ const Registration reg{{
     .collective = Collective::allgather,
     .summary = "gossip highdimgos': d colours, colour c starts on axis c (all-port)",
     .source = "Juurlink, Rao, Sibeyn, Gossiping on meshes and tori, IEEE TPDS 1998, sec. 4.3",
-    .params = {{"algs", ParamKind::text, "3", 0, 0, "1-D algorithm per phase: 1, 2, 3 (circgos) or auto; x,y,.."},
-               {"a", ParamKind::text, "auto", 0, 0, "circgos bridgeheads per phase (auto or x,y,..)"},
-               {"b", ParamKind::text, "auto", 0, 0, "circgos growth factor per phase (auto or x,y,..)"},
-               {"k", ParamKind::text, "auto", 0, 0, "circgos packets per phase (auto or x,y,..)"},
-               gossip::ratio_spec(), gossip::radix_spec(), gossip::oneport_spec()},
+    .params = gossip::highdimgos_specs(),
     .applies = [](const Problem& p) { return gossip::grid_applies(p, 1, 8); },
     .generate = generate,
     .default_topologies = {"torus2d", "mesh2d", "torus3d", "mesh3d"},  // on rings and lines it is highdimgos
