@@ -21,6 +21,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/timing.hpp"
 
 using namespace collplan;
 using namespace collplan::mpi;
@@ -38,17 +39,8 @@ int iterations(uint64_t bytes) {
 // The machine is shared: the best of three repetitions (each: mean over the iterations, slowest rank).
 double time_it(const std::function<void()>& fn, uint64_t bytes) {
     const int iters = iterations(bytes);
-    for (int i = 0; i < std::max(3, iters / 10); ++i) fn();
-    double best = 1e30;
-    for (int rep = 0; rep < 3; ++rep) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; ++i) fn();
-        double t = (MPI_Wtime() - t0) / iters, tmax = 0;
-        MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        best = std::min(best, tmax);
-    }
-    return best;
+    const std::vector<double> reps = time_calls(MPI_COMM_WORLD, fn, iters, std::max(3, iters / 10), 3);
+    return *std::min_element(reps.begin(), reps.end());
 }
 
 std::vector<uint64_t> sizes(uint64_t max_bytes) {
@@ -84,18 +76,7 @@ std::unique_ptr<Request> make(Collective c, const std::string& alg, Bufs& b, uin
 }
 
 void native(Collective c, Bufs& b, uint64_t n) {
-    switch (c) {
-        case Collective::allgather:
-            MPI_Allgather(b.send.data(), static_cast<int>(n), MPI_BYTE, b.recv.data(), static_cast<int>(n), MPI_BYTE, MPI_COMM_WORLD);
-            break;
-        case Collective::alltoall:
-            MPI_Alltoall(b.send.data(), static_cast<int>(n), MPI_BYTE, b.recv.data(), static_cast<int>(n), MPI_BYTE, MPI_COMM_WORLD);
-            break;
-        case Collective::allreduce:
-            MPI_Allreduce(b.send.data(), b.recv.data(), static_cast<int>(n / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            break;
-        default: MPI_Barrier(MPI_COMM_WORLD);
-    }
+    native_collective(c, b.send.data(), b.recv.data(), n, n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
 bool runtime_schedule_ok(const std::string& name, Collective c) {

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/timing.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -120,6 +121,25 @@ void bind_collectives(nb::module_& m) {
     }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a);
 }
 
+// Timing for the planner's measure evaluator and `collplan run` (runtime/mpi/timing.hpp).
+void bind_timing(nb::module_& m) {
+    m.def("time_request", [](uintptr_t comm, Request& r, int iters, int warmup, int reps) {
+        return time_calls(comm_of(comm), [&] { r.start(); r.wait(); }, iters, warmup, reps);
+    }, "comm"_a, "request"_a, "iters"_a, "warmup"_a, "reps"_a,
+       "Slowest-rank mean seconds per start()+wait() of each repetition (collective).");
+    m.def("time_native", [](uintptr_t comm, const std::string& collective, std::optional<uintptr_t> send, uintptr_t recv,
+                            uint64_t bytes, uint64_t count, uintptr_t datatype, uintptr_t op, int iters, int warmup,
+                            int reps) {
+        const Collective c = parse_collective(collective);
+        const MPI_Datatype t = from_handle<MPI_Datatype>(datatype);
+        const MPI_Op o = from_handle<MPI_Op>(op);
+        return time_calls(comm_of(comm), [&] { native_collective(c, send_of(send), ptr(recv), bytes, count, t, o, comm_of(comm)); },
+                          iters, warmup, reps);
+    }, "comm"_a, "collective"_a, "send"_a.none(), "recv"_a, "bytes"_a, "count"_a, "datatype"_a, "op"_a, "iters"_a,
+       "warmup"_a, "reps"_a, "The same for the MPI library's own collective.");
+    m.def("op_name", [](uintptr_t op) { return op_name(from_handle<MPI_Op>(op)); }, "op"_a);
+}
+
 }  // namespace
 
 NB_MODULE(COLLPLAN_MPI_MODULE, m) {
@@ -137,4 +157,5 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     m.attr("home") = COLLPLAN_MPI_HOME;
     bind_request(m);
     bind_collectives(m);
+    bind_timing(m);
 }

@@ -146,6 +146,22 @@ TEST(Wisdom, ParsesLooksUpAndRoundTrips) {
     EXPECT_EQ(again.entries[1].params, w.entries[1].params);
 }
 
+TEST(Wisdom, OperationAndTopologyNarrowTheMatch) {
+    const Wisdom w = parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [
+        {"collective": "allreduce", "ranks": 16, "topology": "torus:4x4", "algorithm": "allreduce/ring"},
+        {"collective": "allreduce", "ranks": 16, "op": "max", "algorithm": "allreduce/nway_dissemination_plain"},
+        {"collective": "allreduce", "ranks": 16, "algorithm": "allreduce/recursive_doubling", "evaluator": "estimate"}]})");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 16, 8, "sum", "torus:4x4")->algorithm, "allreduce/ring");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 16, 8, "max")->algorithm, "allreduce/nway_dissemination_plain");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 16, 8, "sum")->algorithm, "allreduce/recursive_doubling");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 16, 8)->algorithm, "allreduce/recursive_doubling");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 16, 8, "max", "torus:2x8"), nullptr);  // no entry for that topology
+    const Wisdom again = parse_wisdom(to_json(w));
+    EXPECT_EQ(again.entries[0].topology, "torus:4x4");
+    EXPECT_EQ(again.entries[1].op, "max");
+    EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "barrier", "algorithm": "x", "op": 3}]})"), Error);
+}
+
 TEST(Wisdom, ErrorsNameTheProblem) {
     EXPECT_THROW(parse_wisdom("{}"), Error);
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/2", "entries": []})"), Error);

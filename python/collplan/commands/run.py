@@ -17,9 +17,9 @@ import sys
 from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_sizes
 from ..api import algorithms
+from ..measure import Case, time_request
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
-PRIME = 1000003
 
 
 def register(sub) -> None:
@@ -38,129 +38,12 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_run)
 
 
-# ------------------------------------------------------------------------------------------- data and checks
-def _affine_op(MPI, np, dtype):
-    def compose(inbuf, inoutbuf, datatype):  # inout = in o inout, (a1,b1) o (a2,b2) = (a1 a2, a1 b2 + b1)
-        x = np.frombuffer(inbuf, dtype=dtype)
-        y = np.frombuffer(inoutbuf, dtype=dtype)
-        a = x["a"] * y["a"] % PRIME
-        b = (x["a"] * y["b"] + x["b"]) % PRIME
-        y["a"], y["b"] = a, b
-    return MPI.Op.Create(compose, commute=False)
-
-
-class Case:
-    """Buffers, the collplan request, the native call and the expected result of one (collective, size)."""
-
-    def __init__(self, MPI, comm, collective: str, size: int, op: str):
-        import numpy as np
-
-        self.np, self.MPI, self.comm = np, MPI, comm
-        self.P, self.me = comm.Get_size(), comm.Get_rank()
-        self.collective, self.size, self.op_name, self.op, self.datatype = collective, size, op, None, None
-        getattr(self, f"_setup_{collective}")(size)
-
-    def _pattern(self, key, n):
-        return ((self.np.arange(n, dtype=self.np.int64) * 7 + key * 131 + 1) % 251).astype(self.np.uint8)
-
-    def _setup_allgather(self, n):
-        np, P = self.np, self.P
-        self.send = self._pattern(self.me, n)
-        self.recv = np.zeros(P * n, np.uint8)
-        self.want = np.concatenate([self._pattern(r, n) for r in range(P)]) if P * n else self.recv.copy()
-        self.native = lambda: self.comm.Allgather(self.send, self.recv)
-
-    def _setup_alltoall(self, n):
-        np, P = self.np, self.P
-        self.send = np.concatenate([self._pattern(self.me * P + j, n) for j in range(P)]) if n else np.zeros(0, np.uint8)
-        self.recv = np.zeros(P * n, np.uint8)
-        self.want = np.concatenate([self._pattern(r * P + self.me, n) for r in range(P)]) if n else self.recv.copy()
-        self.native = lambda: self.comm.Alltoall(self.send, self.recv)
-
-    def _counts(self, i, n):
-        return [n * ((i + j) % 3) // 2 for j in range(self.P)]
-
-    def _setup_alltoallv(self, n):
-        np, P, me = self.np, self.P, self.me
-        self.scounts = self._counts(me, n)
-        self.rcounts = [self._counts(r, n)[me] for r in range(P)]
-        parts = [self._pattern(me * P + j, self.scounts[j]) for j in range(P)]
-        self.send = np.concatenate(parts) if sum(self.scounts) else np.zeros(0, np.uint8)
-        self.recv = np.zeros(sum(self.rcounts), np.uint8)
-        want = [self._pattern(r * P + me, self.rcounts[r]) for r in range(P)]
-        self.want = np.concatenate(want) if sum(self.rcounts) else self.recv.copy()
-        self.native = lambda: self.comm.Alltoallv([self.send, self.scounts], [self.recv, self.rcounts])
-
-    def _setup_allreduce(self, nbytes):
-        np, MPI, P = self.np, self.MPI, self.P
-        if self.op_name == "sum":
-            count = nbytes // 8
-            vals = lambda r: ((r + 1) * 1000 + np.arange(count) % 977).astype(np.float64)  # noqa: E731
-            self.send, self.recv = vals(self.me), np.zeros(count)
-            self.want = sum(vals(r) for r in range(P)) if count else self.recv.copy()
-            self.op = MPI.SUM
-        else:
-            dtype = np.dtype([("a", np.int64), ("b", np.int64)])
-            count = nbytes // 16
-            def vals(r):
-                v = np.zeros(count, dtype)
-                v["a"] = (r * 7 + np.arange(count) * 3 + 2) % PRIME
-                v["b"] = (r * 11 + np.arange(count) + 5) % PRIME
-                return v
-            self.send, self.recv = vals(self.me), np.zeros(count, dtype)
-            want = vals(0)
-            for r in range(1, P):
-                x = vals(r)
-                want["a"], want["b"] = want["a"] * x["a"] % PRIME, (want["a"] * x["b"] + want["b"]) % PRIME
-            self.want = want
-            self.op = _affine_op(MPI, np, dtype)
-            from mpi4py.util import dtlib
-            self.datatype = dtlib.from_numpy_dtype(dtype).Commit()
-        self.size = self.send.nbytes
-        if self.datatype is None:
-            self.native = lambda: self.comm.Allreduce(self.send, self.recv, op=self.op)
-        else:
-            self.native = lambda: self.comm.Allreduce([self.send, self.datatype], [self.recv, self.datatype], op=self.op)
-
-    def _setup_barrier(self, n):
-        self.send = self.recv = self.want = None
-        self.native = self.comm.Barrier
-
-    def request(self, algorithm, params, mode):
-        c = self.collective
-        if c == "barrier":
-            return cmpi.barrier_init(self.comm, algorithm, mode=mode, **params)
-        if c == "allreduce":
-            return cmpi.allreduce_init(self.comm, self.send, self.recv, self.op, algorithm, mode=mode, **params)
-        if c == "alltoallv":
-            return cmpi.alltoallv_init(self.comm, self.send, self.scounts, self.recv, self.rcounts, algorithm,
-                                       mode=mode, **params)
-        init = cmpi.allgather_init if c == "allgather" else cmpi.alltoall_init
-        return init(self.comm, self.send, self.recv, algorithm, mode=mode, **params)
-
-    def correct(self) -> bool:
-        if self.recv is None:
-            return True
-        ok = bool(self.np.array_equal(self.recv, self.want))
-        self.recv[...] = 0
-        return ok
-
-    def free(self):
-        if self.op is not None and self.op != self.MPI.SUM:
-            self.op.Free()
-        if self.datatype is not None:
-            self.datatype.Free()
-
-
 # ------------------------------------------------------------------------------------------- timing
-def _time(MPI, comm, fn, iters, warmup) -> float:
-    for _ in range(warmup):
-        fn()
-    comm.Barrier()
-    t0 = MPI.Wtime()
-    for _ in range(iters):
-        fn()
-    return comm.allreduce((MPI.Wtime() - t0) / iters, op=MPI.MAX)
+def _time(case, req, iters, warmup) -> float:
+    """Mean seconds per call of the slowest rank (the loop runs in C++: runtime/mpi/timing.hpp)."""
+    if req is None:
+        return case.time_native(iters, warmup, 1)[0]
+    return time_request(case.comm, req, iters, warmup, 1)[0]
 
 
 def _candidates(args) -> list[str]:
@@ -182,8 +65,8 @@ def _row(args, MPI, comm, name, params, size):
         row = {"algorithm": req.algorithm, "params": params, "size_bytes": case.size, "ok": bool(ok)}
         if not args.check_only:
             iters = args.iters if case.size < 65536 else max(3, args.iters // 8)
-            row["collplan_s"] = _time(MPI, comm, lambda: (req.start(), req.wait()), iters, args.warmup)
-            row["native_s"] = _time(MPI, comm, case.native, iters, args.warmup)
+            row["collplan_s"] = _time(case, req, iters, args.warmup)
+            row["native_s"] = _time(case, None, iters, args.warmup)
             row["ratio"] = row["collplan_s"] / row["native_s"] if row["native_s"] > 0 else float("nan")
         return row
     finally:

@@ -110,6 +110,13 @@ std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery&
     return a.candidates(q);
 }
 
+std::vector<ParamSet> range_candidates(const std::string& param, long long lo, long long hi) {
+    if (hi < lo) return {ParamSet{}};
+    std::vector<ParamSet> out;
+    for (long long v = lo; v <= hi; ++v) out.push_back({{param, std::to_string(v)}});
+    return out;
+}
+
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix) {
     const Algorithm& a = Registry::get().find(name);

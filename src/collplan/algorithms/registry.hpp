@@ -106,6 +106,9 @@ Params validate_params(const Algorithm& a, const std::map<std::string, std::stri
 // The algorithm's candidate parameter sets for the query ({{}}, the defaults, when it declares none).
 std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery& q);
 
+// {param=lo}, {param=lo+1}, ..., {param=hi} ({{}} when hi < lo): the candidates of a radix the planner prices one by one.
+std::vector<ParamSet> range_candidates(const std::string& param, long long lo, long long hi);
+
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& params = {},

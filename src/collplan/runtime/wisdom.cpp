@@ -140,6 +140,11 @@ WisdomEntry entry(const Json& e, size_t i) {
     w.collective = parse_collective(c->str);
     w.algorithm = a->str;
     if (const Json* r = e.get("ranks")) w.ranks = static_cast<int>(as_bytes(*r, where + " ranks"));
+    for (auto [key, field] : {std::pair{"op", &w.op}, std::pair{"topology", &w.topology}})
+        if (const Json* v = e.get(key)) {
+            if (v->type != Json::string) throw Error("wisdom: " + where + " " + key + " must be a string");
+            *field = v->str;
+        }
     if (const Json* r = e.get("min_bytes")) w.min_bytes = as_bytes(*r, where + " min_bytes");
     if (const Json* r = e.get("max_bytes")) w.max_bytes = as_bytes(*r, where + " max_bytes");
     if (const Json* p = e.get("params")) {
@@ -157,9 +162,11 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-const WisdomEntry* Wisdom::lookup(Collective c, int ranks, uint64_t bytes) const {
+const WisdomEntry* Wisdom::lookup(Collective c, int ranks, uint64_t bytes, const std::string& op,
+                                  const std::string& topology) const {
     for (const WisdomEntry& e : entries) {
         if (e.collective != c || (e.ranks >= 0 && e.ranks != ranks)) continue;
+        if ((!e.op.empty() && e.op != op) || e.topology != topology) continue;
         if (c != Collective::alltoallv && (bytes < e.min_bytes || bytes >= e.max_bytes)) continue;
         return &e;
     }
@@ -193,6 +200,8 @@ std::string to_json(const Wisdom& w) {
         const WisdomEntry& e = w.entries[i];
         o += std::string(i ? ",\n  " : "\n  ") + "{\"collective\": " + quoted(to_string(e.collective));
         if (e.ranks >= 0) o += ", \"ranks\": " + std::to_string(e.ranks);
+        if (!e.topology.empty()) o += ", \"topology\": " + quoted(e.topology);
+        if (!e.op.empty()) o += ", \"op\": " + quoted(e.op);
         o += ", \"min_bytes\": " + std::to_string(e.min_bytes);
         if (e.max_bytes != UINT64_MAX) o += ", \"max_bytes\": " + std::to_string(e.max_bytes);
         o += ", \"algorithm\": " + quoted(e.algorithm) + ", \"params\": {";

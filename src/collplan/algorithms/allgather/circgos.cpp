@@ -58,6 +58,7 @@ const Registration reg{{
                      {{"a", "2"}, {"b", "4"}, {"k", "3"}},
                      {{"a", "1"}, {"b", "5"}, {"k", "7"}},
                      {{"a", "2"}, {"b", "3"}, {"k", "2"}, {"oneport", "1"}}},
+    .candidates = gossip::circgos_candidates,
 }};
 
 }  // namespace

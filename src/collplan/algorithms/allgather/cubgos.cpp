@@ -53,6 +53,7 @@ const Registration reg{{
     .sweep_params = {{},
                      {{"a", "1"}, {"b", "2"}, {"k", "1"}, {"colours", "1"}},
                      {{"a", "2"}, {"b", "2"}, {"k", "3"}}},
+    .candidates = [](const CandidateQuery& q) { return gossip::diagonal_candidates(q, true); },
 }};
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Cost formulas and parameter search of the gossip family (see gossip_tune.hpp).
 #include "collplan/algorithms/allgather/gossip_tune.hpp"
 
+#include "collplan/model/model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -310,6 +312,54 @@ std::vector<ParamSpec> highdimgos_specs() {
 ParamSpec ratio_spec() {
     return {"r", ParamKind::text, "10", 0, 0,
             "startup / transfer time of one PU's data that the auto parameters are chosen for"};
+}
+
+namespace {
+
+// r at eight sizes spread geometrically over [min_bytes, max_bytes] (one PU's data per size).
+std::vector<double> query_ratios(const CandidateQuery& q) {
+    const double lo = std::max(1.0, q.min_bytes), hi = std::max(lo, q.max_bytes);
+    const double per_byte = std::max(q.model.per_byte_s(), 1e-300);
+    std::vector<double> out;
+    for (int i = 0; i < 8; ++i) {
+        const double m = lo * std::pow(hi / lo, i / 7.0);
+        out.push_back(q.model.startup_s() / (per_byte * m));
+    }
+    return out;
+}
+
+void add_unique(std::vector<ParamSet>& out, ParamSet s) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+}
+
+ParamSet abk(int a, int b, int k) {
+    return {{"a", std::to_string(a)}, {"b", std::to_string(b)}, {"k", std::to_string(k)}};
+}
+
+}  // namespace
+
+std::vector<ParamSet> circgos_candidates(const CandidateQuery& q) {
+    if (!grid_topology(q.topology) || grid_dims(q.topology) != 1) return {ParamSet{}};
+    const int n = q.topology.dims()[0];
+    std::vector<ParamSet> out;
+    for (double r : query_ratios(q)) {
+        const CircParams c = best_circgos(n, wraps(q.topology, 0), r, 1.0, CircSearch{});
+        add_unique(out, abk(c.a, c.b, c.k));
+    }
+    return out;
+}
+
+std::vector<ParamSet> diagonal_candidates(const CandidateQuery& q, bool sum_diagonal) {
+    if (!grid_topology(q.topology) || grid_dims(q.topology) < 2) return {ParamSet{}};
+    DiagParams base;
+    base.sum_diagonal = sum_diagonal;
+    base.colours = grid_dims(q.topology);
+    std::vector<ParamSet> out;
+    for (double r : query_ratios(q)) {
+        const DiagParams d = best_diagonal(q.topology, base, r, DiagSearch{});
+        add_unique(out, abk(d.a, d.b, d.k));
+    }
+    return out;
 }
 
 }  // namespace collplan::gossip

@@ -55,6 +55,11 @@ DiagParams diag_params(const Problem& p, bool sum_diagonal);
 // search only returns parameters that fit.
 DiagParams diag_params_for_applies(const Problem& p, bool sum_diagonal);
 
+// The planner's candidates (registry CandidateQuery): the (a, b, k) the search picks for the startup / transfer
+// ratios r of sizes spread over the query's range, r = startup_s / (per_byte_s x bytes per PU), without repeats.
+std::vector<ParamSet> circgos_candidates(const CandidateQuery& q);
+std::vector<ParamSet> diagonal_candidates(const CandidateQuery& q, bool sum_diagonal);
+
 // Parameter specs shared by the generators.
 ParamSpec oneport_spec();
 ParamSpec radix_spec();

@@ -53,6 +53,7 @@ const Registration reg{{
     .sweep_params = {{},
                      {{"a", "1"}, {"b", "2"}, {"k", "1"}, {"colours", "1"}},
                      {{"a", "2"}, {"b", "3"}, {"k", "2"}, {"oneport", "1"}}},
+    .candidates = [](const CandidateQuery& q) { return gossip::diagonal_candidates(q, false); },
 }};
 
 }  // namespace

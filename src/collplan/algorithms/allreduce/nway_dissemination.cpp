@@ -29,6 +29,8 @@
 // Example:       P = 8, n = 2 (k = 2, W = 3): 5-tuple (s=2, l_snd=1, l_rcv=B, j_snd=1): round 1 rank 0 gets
 //                x7, x6; round 2 it gets x5 (+) x4 (+) x3 from rank 5 and only x2 (+) x1 from rank 2, which
 //                kept that prefix in round 1 -- no x0 twice (the paper's Figure 1). P = 9: plain rounds.
+#include <algorithm>
+
 #include "collplan/algorithms/allreduce/nway_common.hpp"
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/common/units.hpp"
@@ -71,6 +73,8 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"full"},
     .sweep_params = sweep(),
+    // the paper times n = 1..7 at the first call; more than P - 1 peers per round repeat ranks
+    .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
 }};
 
 }  // namespace

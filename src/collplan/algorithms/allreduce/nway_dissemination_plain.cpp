@@ -15,6 +15,8 @@
 // Memory:        tmp of n blocks (the received partial results); one segment: in = out = 1 block.
 // Example:       P = 9, n = 2: rank 0 gets x8, x7 (S_0^1 = x0 x8 x7), then S_6^1, S_3^1: every x once.
 //                P = 8: S_0^2 = S_0^1 S_5^1 S_2^1 holds x0 twice.
+#include <algorithm>
+
 #include "collplan/algorithms/allreduce/nway_common.hpp"
 #include "collplan/algorithms/registry.hpp"
 
@@ -31,6 +33,7 @@ const Registration reg{{
     .generate = [](const Problem& p) { return nway::plain_schedule(p.ranks, static_cast<int>(p.params.integer("n"))); },
     .default_topologies = {"full"},
     .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "4"}}, {{"n", "5"}}, {{"n", "6"}}, {{"n", "7"}}},
+    .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
 }};
 
 }  // namespace

@@ -103,6 +103,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"full"},
     .sweep_params = {{{"k", "2"}}, {{"k", "3"}}, {{"k", "4"}}, {{"k", "5"}}, {{"k", "8"}}},
+    .candidates = [](const CandidateQuery& q) { return range_candidates("k", 2, std::clamp(q.ranks, 2, 8)); },
 }};
 
 }  // namespace

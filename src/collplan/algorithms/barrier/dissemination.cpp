@@ -77,6 +77,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"full"},
     .sweep_params = sweep(),
+    .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
 }};
 
 }  // namespace

@@ -291,6 +291,18 @@ std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op o
     return "";
 }
 
+std::string op_name(MPI_Op op) {
+    const std::pair<MPI_Op, const char*> known[] = {
+        {MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_BAND, "band"},
+        {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}, {MPI_LAND, "land"}, {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"},
+        {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}, {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
+    for (const auto& [o, name] : known)
+        if (o == op) return name;
+    int commutes = 1;
+    MPI_Op_commutative(op, &commutes);
+    return commutes ? "user" : "noncommutative";
+}
+
 std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
                                         MPI_Comm comm, const Choice& c) {
     const std::string bad = datatype_unsupported(type);

@@ -83,6 +83,10 @@ std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choi
 
 // The algorithm's reason not to run this reduction ("" when it can): commutativity, inverse, idempotence.
 std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op);
+// The operation's name as wisdom files and `collplan plan --op` write it: sum, prod, max, min, band, bor, bxor,
+// land, lor, lxor, maxloc, minloc, replace, no_op; a user-defined operation is "user" when it commutes, else
+// "noncommutative".
+std::string op_name(MPI_Op op);
 // "" when `type` is a contiguous datatype without holes (what the executor moves as bytes), else why not.
 std::string datatype_unsupported(MPI_Datatype type);
 

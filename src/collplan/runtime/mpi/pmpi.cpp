@@ -71,14 +71,14 @@ struct Decision {
     std::string why;  // fallback reason
 };
 
-Decision choose(Collective c, int P, uint64_t bytes) {
+Decision choose(Collective c, int P, uint64_t bytes, const std::string& op) {
     Config& cfg = config();
     Decision d;
     std::string spec;
     std::map<std::string, std::string> params;
     if (auto it = cfg.env.find(c); it != cfg.env.end()) {
         spec = it->second;
-    } else if (const WisdomEntry* e = cfg.wisdom.lookup(c, P, bytes)) {
+    } else if (const WisdomEntry* e = cfg.wisdom.lookup(c, P, bytes, op)) {
         spec = e->algorithm;
         params = e->params;
     } else {
@@ -128,13 +128,15 @@ std::string pair_unsupported(const void* send, MPI_Datatype st, MPI_Datatype rt)
     return why;
 }
 
-// Runs `make` (which builds a collplan request) or explains why not; logs the decision.
+// Runs `make` (which builds a collplan request) or explains why not; logs the decision. `op`: the reduction's
+// name for the wisdom lookup (allreduce only).
 template <class Make>
-bool run(MPI_Comm comm, const char* fn, Collective c, uint64_t bytes, const std::string& unsupported, Make make) {
+bool run(MPI_Comm comm, const char* fn, Collective c, uint64_t bytes, const std::string& unsupported, Make make,
+         const std::string& op = "") {
     if (!intra(comm)) return false;  // nothing to log on an inter-communicator without a rank 0 of its own
     int P = 1;
     PMPI_Comm_size(comm, &P);
-    Decision d = choose(c, P, bytes);
+    Decision d = choose(c, P, bytes, op);
     if (d.use && !unsupported.empty()) d.use = false, d.why = unsupported;
     if (d.use) {
         try {
@@ -194,7 +196,7 @@ int allreduce_like(const char* fn, const void* sbuf, void* rbuf, Count count, MP
     const uint64_t bytes = static_cast<uint64_t>(count) * type_bytes(t);
     if (run(comm, fn, Collective::allreduce, bytes, datatype_unsupported(t), [&](const Choice& c) {
             return allreduce_init(sbuf, rbuf, static_cast<uint64_t>(count), t, op, comm, c);
-        }))
+        }, op_name(op)))
         return MPI_SUCCESS;
     return native();
 }

@@ -1,0 +1,68 @@
+"""`collplan plan`: the best algorithm and parameters per message size, as a threshold table (docs/planner.md).
+
+    collplan plan --collective allreduce --ranks 64 --machine ib-qdr --sizes 8B..1MiB
+    collplan plan --collective allgather --topology torus:8x8 --machine paragon --evaluator simulate
+    mpirun -n 4 collplan plan --collective alltoall --machine my.toml --evaluator measure --wisdom w.json
+"""
+from __future__ import annotations
+
+import json
+
+from .._core import CollplanError
+from ..cli import OPS
+from ..machines import machine_names
+from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
+from ..sim import FIDELITIES
+
+
+def register(sub) -> None:
+    p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)")
+    p.add_argument("--collective", required=True, choices=PLANNED)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--ranks", type=int, help="number of ranks P (topology full:P); measure: mpirun's size")
+    g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P)")
+    p.add_argument("--machine", required=True, help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
+    p.add_argument("--sizes", default="8B..1MiB", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
+    p.add_argument("--op", default="sum", choices=OPS, help="allreduce operation (default sum)")
+    p.add_argument("--evaluator", choices=EVALUATORS, default="estimate",
+                   help="estimate (analytic, default), simulate (--fidelity), measure (under mpirun)")
+    p.add_argument("--fidelity", choices=FIDELITIES, default="loggp", help="simulator for --evaluator simulate")
+    m = p.add_argument_group("measure")
+    m.add_argument("--prune", type=float, default=3.0,
+                   help="measure only candidates estimated within this factor of the best (0: measure all)")
+    m.add_argument("--keep", type=int, default=6, help="measure at most this many candidates per size")
+    m.add_argument("--reps", type=int, default=5, help="interleaved repetitions per candidate (median is used)")
+    m.add_argument("--target", default="2ms", help="length of one repetition (calls per repetition follow)")
+    m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
+    p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
+                   "collective, ranks, topology and op are replaced)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.set_defaults(func=cmd_plan)
+
+
+def cmd_plan(args) -> int:
+    from .._core import parse_time
+    from ..cli import atomic_write
+    if args.evaluator == "measure":
+        from ..measure import plan_measured
+        if args.topology:
+            raise CollplanError("--evaluator measure times the ranks mpirun started: give no --topology")
+        result = plan_measured(args.collective, args.machine, args.sizes, args.op, args.ranks, prune=args.prune,
+                               keep=args.keep, reps=args.reps, target_s=parse_time(args.target),
+                               native=not args.no_native, progress=not args.no_progress)
+        from mpi4py import MPI
+        if MPI.COMM_WORLD.Get_rank() != 0:
+            return 0
+    else:
+        result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
+                      args.fidelity, progress=not args.no_progress)
+    if args.wisdom:
+        atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=1))
+    else:
+        print(format_table(result))
+        if args.wisdom:
+            print(f"# wisdom written to {args.wisdom}")
+    return 0

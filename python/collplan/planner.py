@@ -1,0 +1,352 @@
+"""The planner: which algorithm, with which parameters, for each message size of a collective on a machine.
+
+Like FFTW's planner: every registered generator is asked whether it applies and for its candidate parameter sets
+(the registry's `candidates` hook: n for the dissemination algorithms, (a, b, k) for circgos/torgos/cubgos, the
+multiphase partitions, the Bruck and recursive-exchange radix); a generator that does not apply declines with its
+reason. One evaluator prices every candidate at every size -- `estimate` (the analytic critical path, fast),
+`simulate` (one of the simulators) or `measure` (real runs under mpirun, python/collplan/measure.py) -- and the
+winners form a threshold table: size ranges, each with its winner, the runner-up and the margin between them.
+Wisdom files (docs/runtime.md) record the table for the PMPI library and for ``collplan.mpi``'s
+``algorithm="auto"``. docs/planner.md has the details and the evaluation.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import _core
+from ._core import CollplanError
+from .api import algorithms, schedule, unsupported_op
+from .machines import load_machine
+
+EVALUATORS = ("estimate", "simulate", "measure")
+PLANNED = ("allgather", "alltoall", "allreduce", "barrier")
+NATIVE = "native"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One algorithm with explicit parameters (or the MPI library's own collective, algorithm "native")."""
+    algorithm: str
+    params: tuple = ()  # sorted (name, value) pairs
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+    def label(self) -> str:
+        short = self.algorithm.split("/", 1)[-1]
+        return short + ("[" + ",".join(f"{k}={v}" for k, v in self.params) + "]" if self.params else "")
+
+
+def candidate(algorithm: str, params: dict | None = None) -> Candidate:
+    return Candidate(algorithm, tuple(sorted((str(k), str(v)) for k, v in (params or {}).items())))
+
+
+@dataclass
+class Range:
+    """Sizes [min_bytes, max_bytes) won by `winner`; max_bytes None = unbounded."""
+    min_bytes: int
+    max_bytes: int | None
+    winner: Candidate
+    winner_s: list[float]            # the winner's time at each planned size in the range
+    runner_up: Candidate | None
+    margin: tuple[float, float]       # (min, max) over the range's sizes of runner-up time / winner time - 1
+    sizes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    collective: str
+    ranks: int
+    topology: str
+    machine: str
+    model: str
+    op: str
+    evaluator: str
+    sizes: list[int]
+    candidates: list[Candidate]
+    times: list[list[float | None]]   # [candidate][size]; None = not priced (pruned, or failed)
+    declined: list[dict]
+    ranges: list[Range] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    estimates: list[list[float | None]] | None = None   # measure: the model's estimate of each candidate
+    samples: list[list[list[float] | None]] | None = None  # measure: every repetition
+
+    def best(self, j: int) -> int:
+        """Index of the fastest candidate at size index j."""
+        priced = [(t[j], i) for i, t in enumerate(self.times) if t[j] is not None]
+        if not priced:
+            raise CollplanError(f"no candidate could be priced at {self.sizes[j]} bytes")
+        return min(priced)[1]
+
+    def choice(self, size: int) -> Candidate:
+        for r in self.ranges:
+            if size >= r.min_bytes and (r.max_bytes is None or size < r.max_bytes):
+                return r.winner
+        raise CollplanError(f"size {size} is outside the plan")
+
+    def as_dict(self) -> dict:
+        def cand(c):
+            return None if c is None else {"algorithm": c.algorithm, "params": c.param_dict, "label": c.label()}
+        return {
+            "collective": self.collective, "ranks": self.ranks, "topology": self.topology, "machine": self.machine,
+            "model": self.model, "op": self.op, "evaluator": self.evaluator, "sizes": self.sizes,
+            "ranges": [{"min_bytes": r.min_bytes, "max_bytes": r.max_bytes, "winner": cand(r.winner),
+                        "winner_s": r.winner_s, "runner_up": cand(r.runner_up), "margin_min": r.margin[0],
+                        "margin_max": r.margin[1], "sizes": r.sizes} for r in self.ranges],
+            "candidates": [dict(cand(c), times_s=t, **({} if self.estimates is None else
+                                                        {"estimate_s": self.estimates[i], "samples_s": self.samples[i]}))
+                           for i, (c, t) in enumerate(zip(self.candidates, self.times))],
+            "declined": self.declined, "notes": self.notes}
+
+
+# ------------------------------------------------------------------------------------------- candidates
+def enumerate_candidates(collective: str, ranks: int, topology: str, model: str, sizes: list[int], op: str):
+    """(candidates with their schedules, declined [{algorithm, reason}]) for a problem."""
+    if collective not in PLANNED:
+        raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
+                            "on the matrix: compare them with `collplan estimate --matrix`)")
+    out, declined = [], []
+    for a in algorithms(collective):
+        why = _core.applies(a["name"], ranks, topology, {})
+        if why:
+            declined.append({"algorithm": a["name"], "reason": why})
+            continue
+        sets = _core.candidates(a["name"], ranks, topology, model, float(min(sizes)), float(max(sizes)))
+        for params in sets:
+            try:
+                s = schedule(a["name"], ranks=ranks, topology=topology, params=params)
+            except CollplanError as e:  # a parameter set that does not apply here
+                declined.append({"algorithm": candidate(a["name"], params).label(), "reason": str(e)})
+                continue
+            why = unsupported_op(s, op) if collective == "allreduce" else ""
+            if why:
+                declined.append({"algorithm": a["name"], "reason": why})
+                break
+            out.append((candidate(a["name"], params), s))
+    if not out:
+        raise CollplanError(f"no {collective} algorithm applies to P={ranks} on {topology}: " +
+                            "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
+    return out, declined
+
+
+# ------------------------------------------------------------------------------------------- evaluators
+class Progress:
+    """A progress line on stderr for work longer than a couple of seconds (every 5 s at most when not a tty)."""
+
+    def __init__(self, what: str, total: int, enabled: bool = True):
+        self.what, self.total, self.enabled = what, total, enabled
+        self.t0 = self.last = time.monotonic()
+
+    def step(self, done: int) -> None:
+        now = time.monotonic()
+        tty = sys.stderr.isatty()
+        if not self.enabled or now - self.t0 < 2 or now - self.last < (0.5 if tty else 5):
+            return
+        self.last = now
+        line = f"collplan plan: {self.what} {done}/{self.total} ({now - self.t0:.0f} s)"
+        print("\r" + line if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.enabled and sys.stderr.isatty() and time.monotonic() - self.t0 >= 2:
+            print(file=sys.stderr)
+
+
+def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True) -> list[list[float]]:
+    bar = Progress("estimated", len(scheds), progress)
+    out = []
+    for i, s in enumerate(scheds):
+        out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes])))
+        bar.step(i + 1)
+    bar.done()
+    return out
+
+
+def price_simulate(scheds, sizes, machine: str, fidelity: str, topology: str, progress: bool = True):
+    from .sim import simulate
+    bar = Progress(f"simulated ({fidelity})", len(scheds) * len(sizes), progress)
+    out = []
+    for i, s in enumerate(scheds):
+        row = []
+        for j, n in enumerate(sizes):
+            row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology).time_s)
+            bar.step(i * len(sizes) + j + 1)
+        out.append(row)
+    bar.done()
+    return out
+
+
+# ------------------------------------------------------------------------------------------- thresholds
+def _crossover(lo: int, hi: int, slower_at_hi) -> int:
+    """Smallest m in (lo, hi] where the later winner is at least as fast (slower_at_hi(m) is False), by bisection."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if slower_at_hi(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def threshold_table(plan: Plan, refine=None) -> list[Range]:
+    """Consecutive sizes with the same winner form a range. A boundary lies between two planned sizes: with
+    `refine(a, b, m) -> (time_a, time_b)` (the estimate evaluator) it is the exact crossover of the two winners,
+    otherwise the geometric middle. The first range starts at 0 and the last is unbounded."""
+    n = len(plan.sizes)
+    winners = [plan.best(j) for j in range(n)]
+    groups: list[list[int]] = []
+    for j in range(n):
+        if groups and winners[groups[-1][0]] == winners[j]:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    ranges = []
+    for g, idx in enumerate(groups):
+        w = winners[idx[0]]
+        lo = 0
+        if g > 0:
+            a, b = plan.sizes[groups[g - 1][-1]], plan.sizes[idx[0]]
+            prev = winners[groups[g - 1][0]]
+            if refine is not None:
+                lo = _crossover(a, b, lambda m: (lambda t: t[1] > t[0])(refine(prev, w, m)))
+            else:
+                lo = max(a + 1, int(round(math.sqrt(max(a, 1) * b))))
+        ranges.append(_range(plan, lo, w, idx))
+    for r, nxt in zip(ranges, ranges[1:]):
+        r.max_bytes = nxt.min_bytes
+    return ranges
+
+
+def _range(plan: Plan, lo: int, w: int, idx: list[int]) -> Range:
+    others = [i for i in range(len(plan.candidates)) if i != w and all(plan.times[i][j] is not None for j in idx)]
+    runner, margin = None, (math.inf, math.inf)
+    if others:
+        def gap(i):  # geometric mean of the ratio to the winner over the range
+            return sum(math.log(plan.times[i][j] / plan.times[w][j]) for j in idx if plan.times[w][j] > 0)
+        r = min(others, key=gap)
+        ratios = [plan.times[r][j] / plan.times[w][j] - 1 for j in idx if plan.times[w][j] > 0]
+        runner, margin = plan.candidates[r], (min(ratios, default=0.0), max(ratios, default=0.0))
+    return Range(lo, None, plan.candidates[w], [plan.times[w][j] for j in idx], runner, margin,
+                 [plan.sizes[j] for j in idx])
+
+
+# ------------------------------------------------------------------------------------------- the planner
+def plan(collective: str, ranks: int | None = None, topology: str | None = None, machine: str = "",
+         sizes="8B..1MiB", op: str = "sum", evaluator: str = "estimate", fidelity: str = "loggp",
+         progress: bool = True) -> Plan:
+    """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured)."""
+    if evaluator not in ("estimate", "simulate"):
+        raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
+                            "under mpirun: collplan plan --evaluator measure)")
+    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator)
+    if evaluator == "estimate":
+        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress)
+        by = {c: s for c, s in zip(plan_.candidates, scheds)}
+
+        def refine(a: int, b: int, m: int):
+            ta = _core.estimate(by[plan_.candidates[a]], plan_.topology, plan_.model, [float(m)])[0]
+            tb = _core.estimate(by[plan_.candidates[b]], plan_.topology, plan_.model, [float(m)])[0]
+            return ta, tb
+        plan_.ranges = threshold_table(plan_, refine)
+    else:
+        plan_.times = price_simulate(scheds, plan_.sizes, machine, fidelity, plan_.topology, progress)
+        plan_.evaluator = f"simulate ({fidelity})"
+        plan_.ranges = threshold_table(plan_)
+    return plan_
+
+
+def setup(collective, ranks, topology, machine, sizes, op, evaluator) -> tuple[Plan, list]:
+    """The problem with its candidates (a Plan without times yet) and the candidates' schedules."""
+    if not machine:
+        raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
+    m = load_machine(machine)
+    if topology:
+        t = _core.Topology.parse(topology)
+        if ranks is not None:
+            t.check_ranks(ranks)
+        ranks, topology = t.nodes, t.spec
+    elif ranks is None:
+        raise CollplanError("give the number of ranks (--ranks P) or a topology (--topology T)")
+    elif ranks < 1:
+        raise CollplanError(f"number of ranks {ranks} is invalid (allowed: >= 1)")
+    else:
+        topology = f"full:{ranks}"
+    size_list = [0] if collective == "barrier" else sorted(set(
+        int(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(str(sizes)))))
+    if collective == "allreduce" and any(n % 8 for n in size_list):
+        raise CollplanError(f"allreduce sizes must be multiples of 8 bytes (vectors of doubles), got "
+                            f"{next(n for n in size_list if n % 8)}")
+    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op)
+    plan_ = Plan(collective, ranks, topology, m.name, m.model, op if collective == "allreduce" else "", evaluator,
+                 size_list, [c for c, _ in found], [], declined)
+    return plan_, [s for _, s in found]
+
+
+# ------------------------------------------------------------------------------------------- output
+def format_table(p: Plan) -> str:
+    fb, ft = _core.format_bytes, _core.format_time
+    lines = [f"# collplan plan: {p.collective}, P={p.ranks} on {p.topology}, machine {p.machine} ({p.model})" +
+             (f", op {p.op}" if p.op else "") + f", evaluator {p.evaluator}",
+             f"# {len(p.candidates)} candidates from {len({c.algorithm for c in p.candidates})} algorithms; "
+             f"{len(p.declined)} declined"]
+    w = max([12] + [len(r.winner.label()) + 2 for r in p.ranges])
+    v = max([12] + [len(r.runner_up.label()) + 2 for r in p.ranges if r.runner_up])
+    lines.append(f"{'from':>9s} {'below':>9s}  {'winner':<{w}s}{'time':>18s}  {'runner-up':<{v}s}margin")
+    for r in p.ranges:
+        hi = "-" if r.max_bytes is None else fb(r.max_bytes)
+        t = ft(r.winner_s[0]) + ("" if len(r.winner_s) == 1 else ".." + ft(r.winner_s[-1]))
+        run = r.runner_up.label() if r.runner_up else "-"
+        margin = "-" if r.runner_up is None else (f"+{r.margin[0]:.0%}" if abs(r.margin[1] - r.margin[0]) < 0.005
+                                                   else f"+{r.margin[0]:.0%}..+{r.margin[1]:.0%}")
+        lines.append(f"{fb(r.min_bytes):>9s} {hi:>9s}  {r.winner.label():<{w}s}{t:>18s}  {run:<{v}s}{margin}")
+    by_reason: dict[str, list[str]] = {}
+    for d in p.declined:
+        by_reason.setdefault(d["reason"], []).append(d["algorithm"].split("/", 1)[-1])
+    for reason, names in by_reason.items():
+        lines.append(f"# declined {', '.join(names)}: {reason}")
+    lines += [f"# {n}" for n in p.notes]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------- wisdom
+def wisdom_entries(p: Plan) -> list[dict]:
+    out = []
+    for r in p.ranges:
+        e = {"collective": p.collective, "ranks": p.ranks}
+        if not p.topology.startswith("full:"):
+            e["topology"] = p.topology
+        if p.op:
+            e["op"] = p.op
+        e["min_bytes"] = r.min_bytes
+        if r.max_bytes is not None:
+            e["max_bytes"] = r.max_bytes
+        e.update(algorithm=r.winner.algorithm, params=r.winner.param_dict, evaluator=p.evaluator, machine=p.machine)
+        out.append(e)
+    return out
+
+
+def _key(e: dict) -> tuple:
+    return e["collective"], e.get("ranks"), e.get("topology", ""), e.get("op", "")
+
+
+def merge_wisdom(path: str, p: Plan) -> str:
+    """The text of wisdom file `path` with this plan's entries replacing those of the same collective, ranks,
+    topology and operation (the file need not exist). Checked by the same parser the PMPI library uses."""
+    entries = []
+    target = Path(path)
+    if target.exists():
+        text = target.read_text()
+        _core.parse_wisdom(text)  # a clear error before anything is replaced
+        entries = json.loads(text)["entries"]
+    new = wisdom_entries(p)
+    keys = {_key(e) for e in new}
+    entries = [e for e in entries if _key(e) not in keys] + new
+    text = "{\"format\": \"collplan-wisdom/1\",\n \"entries\": [\n" + \
+        ",\n".join("  " + json.dumps(e) for e in entries) + "\n]}\n"
+    _core.parse_wisdom(text)
+    return text

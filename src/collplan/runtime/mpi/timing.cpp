@@ -1,0 +1,57 @@
+// See timing.hpp.
+#include "collplan/runtime/mpi/timing.hpp"
+
+#include <climits>
+#include <string>
+
+namespace collplan::mpi {
+namespace {
+
+int as_int(uint64_t n, const char* what) {
+    if (n > static_cast<uint64_t>(INT_MAX))
+        throw Error(std::string(what) + " " + std::to_string(n) + " exceeds an MPI int count (allowed: <= 2^31-1)");
+    return static_cast<int>(n);
+}
+
+void check(int rc, const char* fn) {
+    if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " failed with error code " + std::to_string(rc));
+}
+
+}  // namespace
+
+std::vector<double> time_calls(MPI_Comm comm, const std::function<void()>& fn, int iters, int warmup, int reps) {
+    if (iters < 1 || warmup < 0 || reps < 1)
+        throw Error("timing: iters " + std::to_string(iters) + ", warmup " + std::to_string(warmup) + ", reps " +
+                    std::to_string(reps) + " (allowed: iters >= 1, warmup >= 0, reps >= 1)");
+    for (int i = 0; i < warmup; ++i) fn();
+    std::vector<double> out;
+    for (int r = 0; r < reps; ++r) {
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; ++i) fn();
+        double t = (MPI_Wtime() - t0) / iters, slowest = 0;
+        MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+        out.push_back(slowest);
+    }
+    return out;
+}
+
+void native_collective(Collective c, const void* send, void* recv, uint64_t bytes, uint64_t count, MPI_Datatype type,
+                       MPI_Op op, MPI_Comm comm) {
+    switch (c) {
+        case Collective::allgather: {
+            const int n = as_int(bytes, "allgather bytes");
+            return check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Allgather");
+        }
+        case Collective::alltoall: {
+            const int n = as_int(bytes, "alltoall bytes");
+            return check(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Alltoall");
+        }
+        case Collective::allreduce:
+            return check(MPI_Allreduce(send, recv, as_int(count, "allreduce count"), type, op, comm), "MPI_Allreduce");
+        case Collective::barrier: return check(MPI_Barrier(comm), "MPI_Barrier");
+        default: throw Error(std::string("timing: no native call for ") + to_string(c) + " (allowed: allgather, alltoall, allreduce, barrier)");
+    }
+}
+
+}  // namespace collplan::mpi
