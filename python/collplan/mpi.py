@@ -16,6 +16,12 @@ Split-phase (the request can be started again: a persistent plan)::
         do_other_work()
     req.start(); req.wait()                                          # run it again on the same buffers
 
+``algorithm="auto"`` takes the algorithm from a wisdom file (``wisdom=PATH``, else the one named by the
+COLLPLAN_WISDOM environment variable; written by ``collplan plan --wisdom``, docs/planner.md): the first entry for
+this collective, communicator size, operation, topology (a ``topology=`` parameter) and message size, as the
+PMPI library reads it. No file, no matching entry or an entry "native": the MPI library's own collective (through
+mpi4py's non-blocking call; the request's ``algorithm`` is then "native").
+
 `*_init` returns a request that is not started yet. `sendbuf=None` (or MPI.IN_PLACE) means in place, as in MPI.
 Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"); keyword
 arguments are the algorithm's parameters (e.g. n=2 for barrier/dissemination, topology="hypercube:3"); `mode`
@@ -35,6 +41,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import _core
 from ._core import CollplanError
 
 DEFAULT_ALGORITHMS = {
@@ -174,9 +181,71 @@ class Request:
         return f"<collplan.mpi.Request {self.algorithm} {'active' if self.active else 'idle'}>"
 
 
-# ------------------------------------------------------------------------------------------ collectives
-def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
+class NativeRequest:
+    """The MPI library's own collective behind the Request interface (algorithm="auto" chose "native")."""
+
+    def __init__(self, start, keep):
+        self._start, self._keep, self._req = start, keep, None
+
+    def start(self) -> "NativeRequest":
+        self._req = self._start()
+        return self
+
+    def test(self) -> bool:
+        if self._req is None:
+            return True
+        if self._req.Test():
+            self._req = None
+        return self._req is None
+
+    def wait(self) -> None:
+        if self._req is not None:
+            self._req.Wait()
+            self._req = None
+
+    @property
+    def active(self) -> bool:
+        return self._req is not None
+
+    algorithm = "native"
+    plan_was_cached = False
+
+    def __repr__(self) -> str:
+        return f"<collplan.mpi.NativeRequest {'active' if self.active else 'idle'}>"
+
+
+def _wisdom_text(path: str) -> str:
+    """The wisdom file's text, parsed (and cached until the file changes)."""
+    try:
+        st = os.stat(path)
+        key = (path, st.st_mtime_ns, st.st_size)
+        if _state.get("wisdom_key") != key:
+            text = Path(path).read_text()
+            _core.parse_wisdom(text)
+            _state.update(wisdom_key=key, wisdom_text=text)
+    except OSError as e:
+        raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
+    return _state["wisdom_text"]
+
+
+def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, op=None):
+    """(algorithm, params) from the wisdom for this call, or None for the MPI library's own collective."""
+    path = wisdom or os.environ.get("COLLPLAN_WISDOM")
+    if not path:
+        return None
     _, mod = backend()
+    op_name = mod.op_name(_handle(op)) if op is not None else ""
+    e = _core.wisdom_lookup(_wisdom_text(path), collective, comm.Get_size(), nbytes, op_name,
+                            str(params.get("topology", "")))
+    if e is None or e["algorithm"] == "native":
+        return None
+    return e["algorithm"], {**e["params"], **_params(params)}  # the caller's parameters win
+
+
+# ------------------------------------------------------------------------------------------ collectives
+def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
+                   wisdom: str | None = None, **params) -> Request:
+    MPI, mod = backend()
     out = _array(recvbuf, "recvbuf", writable=True)
     if out.nbytes % comm.Get_size():
         raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
@@ -186,13 +255,19 @@ def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode
         send = _array(sendbuf, "sendbuf")
         if send.nbytes != block:
             raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {block} per rank")
+    if algorithm == "auto":
+        chosen = _auto(comm, "allgather", block, params, wisdom)
+        if chosen is None:
+            return NativeRequest(lambda: comm.Iallgather(MPI.IN_PLACE if send is None else send, out), (send, out))
+        algorithm, params = chosen
     native = mod.allgather_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
                                 _algorithm("allgather", algorithm), _params(params), mode)
     return Request(native, (send, out))
 
 
-def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
-    _, mod = backend()
+def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
+                  wisdom: str | None = None, **params) -> Request:
+    MPI, mod = backend()
     out = _array(recvbuf, "recvbuf", writable=True)
     if out.nbytes % comm.Get_size():
         raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
@@ -202,6 +277,11 @@ def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode:
         send = _array(sendbuf, "sendbuf")
         if send.nbytes != out.nbytes:
             raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf has {out.nbytes}")
+    if algorithm == "auto":
+        chosen = _auto(comm, "alltoall", block, params, wisdom)
+        if chosen is None:
+            return NativeRequest(lambda: comm.Ialltoall(MPI.IN_PLACE if send is None else send, out), (send, out))
+        algorithm, params = chosen
     native = mod.alltoall_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
                                _algorithm("alltoall", algorithm), _params(params), mode)
     return Request(native, (send, out))
@@ -218,9 +298,9 @@ def _displs(counts, displs):
 
 
 def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
-                   sdispls=None, rdispls=None, mode: str = "auto", **params) -> Request:
+                   sdispls=None, rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> Request:
     """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
-    _, mod = backend()
+    MPI, mod = backend()
     out = _array(recvbuf, "recvbuf", writable=True)
     item = out.itemsize
     send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
@@ -230,13 +310,21 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
     sd = [int(d) * item for d in _displs(recvcounts if send is None else sendcounts, rdispls if send is None else sdispls)]
     rc = [int(c) * item for c in recvcounts]
     rd = [int(d) * item for d in _displs(recvcounts, rdispls)]
+    if algorithm == "auto":
+        chosen = _auto(comm, "alltoallv", 0, params, wisdom)
+        if chosen is None:
+            counts = [int(c) for c in recvcounts], _displs(recvcounts, rdispls)
+            sends = counts if send is None else ([int(c) for c in sendcounts], _displs(sendcounts, sdispls))
+            return NativeRequest(lambda: comm.Ialltoallv(MPI.IN_PLACE if send is None else [send, sends],
+                                                         [out, counts]), (send, out))
+        algorithm, params = chosen
     native = mod.alltoallv_init(_handle(comm), None if send is None else send.ctypes.data, sc, sd, out.ctypes.data,
                                 rc, rd, _algorithm("alltoallv", algorithm), _params(params), mode)
     return Request(native, (send, out))
 
 
 def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
-                   **params) -> Request:
+                   wisdom: str | None = None, **params) -> Request:
     MPI, mod = backend()
     from mpi4py.util import dtlib
 
@@ -249,14 +337,26 @@ def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None
     if datatype is None:
         datatype = dtlib.from_numpy_dtype(out.dtype).Commit()
     op = MPI.SUM if op is None else op
+    if algorithm == "auto":
+        chosen = _auto(comm, "allreduce", out.nbytes, params, wisdom, op)
+        if chosen is None:
+            return NativeRequest(lambda: comm.Iallreduce(MPI.IN_PLACE if send is None else [send, datatype],
+                                                         [out, datatype], op), (send, out, datatype, op))
+        algorithm, params = chosen
     native = mod.allreduce_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, out.size,
                                 MPI._handleof(datatype), MPI._handleof(op), _algorithm("allreduce", algorithm),
                                 _params(params), mode)
     return Request(native, (send, out, datatype, op))
 
 
-def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", **params) -> Request:
+def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+                 **params) -> Request:
     _, mod = backend()
+    if algorithm == "auto":
+        chosen = _auto(comm, "barrier", 0, params, wisdom)
+        if chosen is None:
+            return NativeRequest(comm.Ibarrier, ())
+        algorithm, params = chosen
     native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
     return Request(native, ())
 

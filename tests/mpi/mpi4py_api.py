@@ -185,6 +185,63 @@ def _():
 
 
 affine.Free()
+# algorithm="auto": the wisdom file decides (per size range and operation); no entry means the library's own.
+import json, os, tempfile  # noqa: E401,E402
+
+_wisdom_dir = tempfile.mkdtemp(prefix=f"collplan-wisdom-{me}-")
+WISDOM = os.path.join(_wisdom_dir, "w.json")
+with open(WISDOM, "w") as f:
+    json.dump({"format": "collplan-wisdom/1", "entries": [
+        {"collective": "allreduce", "ranks": P, "op": "sum", "max_bytes": 1024, "algorithm": "allreduce/ring"},
+        {"collective": "allreduce", "ranks": P, "op": "max", "algorithm": "allreduce/recursive_doubling"},
+        {"collective": "allgather", "ranks": P, "min_bytes": 16, "algorithm": "bruck"},
+        {"collective": "barrier", "ranks": P, "algorithm": "barrier/dissemination", "params": {"n": 2}}]}, f)
+
+
+@case("auto: wisdom by size and operation, native outside it")
+def _():
+    x = np.arange(8.0) + me
+    got = []
+    for n, op in ((8, MPI.SUM), (512, MPI.SUM), (8, MPI.MAX)):
+        y = np.zeros(n)
+        xs = np.resize(x, n)
+        got.append(cmpi.allreduce(comm, xs, y, op, algorithm="auto", wisdom=WISDOM))
+        want = sum(np.resize(np.arange(8.0) + r, n) for r in range(P)) if op == MPI.SUM else \
+            np.resize(np.arange(8.0) + P - 1, n)
+        if not np.array_equal(y, want):
+            return f"wrong allreduce result with {got[-1]}"
+    want_algs = ["allreduce/ring", "native", "allreduce/recursive_doubling"]
+    return "" if got == want_algs else f"chose {got}, expected {want_algs}"
+
+
+@case("auto: allgather, barrier, and COLLPLAN_WISDOM")
+def _():
+    out = np.zeros(P * 32, np.uint8)
+    small = np.zeros(P * 4, np.uint8)
+    os.environ["COLLPLAN_WISDOM"] = WISDOM
+    try:
+        a = cmpi.allgather(comm, pattern(me, 32), out, algorithm="auto")
+        b = cmpi.allgather(comm, pattern(me, 4), small, algorithm="auto")
+        c = cmpi.barrier(comm, algorithm="auto")
+    finally:
+        del os.environ["COLLPLAN_WISDOM"]
+    if not np.array_equal(out, np.concatenate([pattern(r, 32) for r in range(P)])):
+        return "wrong allgather result"
+    if not np.array_equal(small, np.concatenate([pattern(r, 4) for r in range(P)])):
+        return "wrong native allgather result"
+    want = ["allgather/bruck", "native", "barrier/dissemination"]
+    return "" if [a, b, c] == want else f"chose {[a, b, c]}, expected {want}"
+
+
+@case("auto: unreadable wisdom is a clear error")
+def _():
+    try:
+        cmpi.barrier(comm, algorithm="auto", wisdom=os.path.join(_wisdom_dir, "missing.json"))
+    except collplan.CollplanError as e:
+        return "" if "cannot read wisdom file" in str(e) else f"unexpected message: {e}"
+    return "no error"
+
+
 passed = sum(results)
 if me == 0:
     print(f"mpi4py_api P={P}: {passed} passed, {len(results) - passed} failed", flush=True)

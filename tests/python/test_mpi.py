@@ -94,7 +94,10 @@ def test_pmpi_wisdom_and_fallback(abi, tmp_path):
     wisdom = tmp_path / "wisdom.json"
     wisdom.write_text(json.dumps({"format": "collplan-wisdom/1", "entries": [
         {"collective": "allreduce", "ranks": 3, "max_bytes": 4096, "algorithm": "allreduce/ring"},
-        {"collective": "allreduce", "algorithm": "native"}]}))
+        # the call is MPI_SUM and the PMPI library declares no topology: neither of these two may match
+        {"collective": "allreduce", "ranks": 3, "op": "max", "algorithm": "allreduce/recursive_doubling"},
+        {"collective": "allreduce", "ranks": 3, "topology": "ring:3", "algorithm": "allreduce/ring"},
+        {"collective": "allreduce", "ranks": 3, "op": "sum", "algorithm": "native"}]}))
     r = mpirun(abi, 3, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
                         str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")],
                {"COLLPLAN_VERBOSE": "1", "COLLPLAN_WISDOM": str(wisdom)})
@@ -108,3 +111,33 @@ def test_pmpi_command_prints_the_libraries():
     assert r.returncode == 0, r.stderr
     for abi in ABIS:
         assert any(ln.startswith(abi) and ln.split()[1].endswith("libcollplan_pmpi.so") for ln in r.stdout.splitlines())
+
+
+@pytest.mark.parametrize("abi", ABIS)
+def test_plan_by_measurement_writes_wisdom_the_runtime_follows(abi, tmp_path):
+    wisdom = tmp_path / "wisdom.json"
+    r = mpirun(abi, 2, [sys.executable, "-m", "collplan", "plan", "--collective", "allreduce", "--machine", "ib-qdr",
+                        "--evaluator", "measure", "--sizes", "8,4KiB", "--reps", "2", "--target", "200us",
+                        "--json", "--wisdom", str(wisdom), "--no-progress"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["evaluator"] == "measure" and plan["ranks"] == 2
+    native = [c for c in plan["candidates"] if c["algorithm"] == "native"]
+    assert len(native) == 1 and all(t > 0 for t in native[0]["times_s"])
+    measured = [c for c in plan["candidates"] if any(t is not None for t in c["times_s"])]
+    assert len(measured) >= 2 and all(len(c["samples_s"][0] or [0, 0]) == 2 for c in measured)
+    for rng in plan["ranges"]:  # every range's winner is the fastest measured candidate at its sizes
+        for n in rng["sizes"]:
+            j = plan["sizes"].index(n)
+            best = min(c["times_s"][j] for c in measured if c["times_s"][j] is not None)
+            assert rng["winner_s"][rng["sizes"].index(n)] == best
+    entries = json.loads(wisdom.read_text())["entries"]
+    assert {e["evaluator"] for e in entries} == {"measure"} and all(e["op"] == "sum" for e in entries)
+    # the PMPI library follows the measured wisdom
+    r = mpirun(abi, 2, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
+                        str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")],
+               {"COLLPLAN_VERBOSE": "1", "COLLPLAN_WISDOM": str(wisdom)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    chosen = next(e for e in entries if e["min_bytes"] <= 8008 < e.get("max_bytes", 1 << 62))["algorithm"]
+    want = "native \\(native requested\\)" if chosen == "native" else re.escape(chosen)
+    assert re.search(rf"^collplan: MPI_Allreduce(_c)? P=2 8008B -> {want}$", r.stderr, re.M), r.stderr

@@ -1,0 +1,127 @@
+"""The planner (python/collplan/planner.py, `collplan plan`) with the estimate and simulate evaluators, and wisdom.
+The measure evaluator runs under mpirun in test_mpi.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import collplan
+from collplan import _core, planner
+from collplan.cli import main
+
+
+def _labels(p):
+    return {c.label() for c in p.candidates}
+
+
+def test_every_planned_size_is_won_by_the_cheapest_estimate():
+    p = planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B..1MiB", progress=False)
+    for j, n in enumerate(p.sizes):
+        # price every candidate again through the public API; the plan's choice must be the cheapest
+        times = {c: collplan.estimate(collplan.schedule(c.algorithm, ranks=8, params=c.param_dict), [n],
+                                      machine="ib-qdr")[0].time_s for c in p.candidates}
+        assert times[p.choice(n)] == pytest.approx(min(times.values()), rel=1e-12), n
+
+
+def test_ranges_tile_all_sizes_and_boundaries_are_exact_crossovers():
+    p = planner.plan("alltoall", ranks=8, machine="ib-qdr", sizes="8B..1MiB", progress=False)
+    assert p.ranges[0].min_bytes == 0 and p.ranges[-1].max_bytes is None
+    assert len(p.ranges) >= 2, "ib-qdr has a latency/bandwidth crossover for alltoall at P=8"
+    for a, b in zip(p.ranges, p.ranges[1:]):
+        assert a.max_bytes == b.min_bytes and a.winner != b.winner
+        sa = collplan.schedule(a.winner.algorithm, ranks=8, params=a.winner.param_dict)
+        sb = collplan.schedule(b.winner.algorithm, ranks=8, params=b.winner.param_dict)
+        at = lambda s, m: _core.estimate(s, "full:8", p.model, [float(m)])[0]  # noqa: E731
+        m = b.min_bytes
+        assert at(sb, m) <= at(sa, m) and at(sb, m - 1) > at(sa, m - 1), m
+    for r in p.ranges:
+        assert r.runner_up is not None and r.runner_up != r.winner and r.margin[0] >= 0
+
+
+def test_candidates_cover_the_parameters_of_each_family():
+    ar = _labels(planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B", progress=False))
+    assert {f"nway_dissemination[n={n}]" for n in range(1, 8)} <= ar
+    assert {f"recexch[k={k}]" for k in range(2, 9)} <= ar
+    a2a = _labels(planner.plan("alltoall", ranks=8, machine="ipsc860", sizes="8B..1KiB", progress=False))
+    assert {f"bruck[k={k}]" for k in range(2, 9)} <= a2a
+    assert any(x.startswith("multiphase[partition=") for x in a2a)
+    ring = planner.plan("allgather", topology="ring:27", machine="paragon", sizes="8B..64KiB", progress=False)
+    circ = [c for c in ring.candidates if c.algorithm == "allgather/circgos"]
+    assert circ and all(set(c.param_dict) == {"a", "b", "k"} for c in circ)
+    assert len(circ) >= 2, "the best (a, b, k) changes between 8 B and 64 KiB on the Paragon"
+    bar = _labels(planner.plan("barrier", ranks=5, machine="ib-qdr", progress=False))
+    assert bar == {f"dissemination[n={n}]" for n in range(1, 5)}  # never more peers than P - 1
+
+
+def test_operation_decides_which_schedules_may_run():
+    total = planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B", op="sum", progress=False)
+    maximum = planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B", op="max", progress=False)
+    assert not any(c.algorithm.endswith("_plain") for c in total.candidates)
+    assert any(c.algorithm.endswith("_plain") for c in maximum.candidates)
+    nc = planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B", op="noncommutative", progress=False)
+    assert not any(c.algorithm in ("allreduce/ring", "allreduce/nway_dissemination") for c in nc.candidates)
+
+
+def test_simulate_evaluator_agrees_with_its_own_prices():
+    p = planner.plan("allgather", ranks=4, machine="ib-qdr", sizes="64B,64KiB", evaluator="simulate",
+                     fidelity="loggp", progress=False)
+    assert p.evaluator == "simulate (loggp)"
+    for j in range(len(p.sizes)):
+        assert p.times[p.best(j)][j] == min(t[j] for t in p.times)
+
+
+def test_wisdom_merge_replaces_the_same_key_only(tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"format": "collplan-wisdom/1", "entries": [
+        {"collective": "allreduce", "ranks": 8, "op": "sum", "algorithm": "native"},
+        {"collective": "allreduce", "ranks": 4, "algorithm": "allreduce/ring"}]}))
+    p = planner.plan("allreduce", ranks=8, machine="ib-qdr", sizes="8B..1MiB", progress=False)
+    text = planner.merge_wisdom(str(path), p)
+    entries = _core.parse_wisdom(text)
+    assert sum(e.get("ranks") == 4 for e in entries) == 1
+    assert all(e["algorithm"] != "native" for e in entries)
+    for n in p.sizes + [0, 3, 1 << 30]:
+        e = _core.wisdom_lookup(text, "allreduce", 8, n, "sum", "")
+        assert (e["algorithm"], e["params"]) == (p.choice(n).algorithm, p.choice(n).param_dict), n
+    assert _core.wisdom_lookup(text, "allreduce", 8, 64, "max", "") is None  # planned for sum only
+
+
+def test_cli_plan_json_and_wisdom(tmp_path, capsys):
+    w = tmp_path / "wisdom.json"
+    assert main(["plan", "--collective", "barrier", "--ranks", "6", "--machine", "ib-qdr", "--json",
+                 "--wisdom", str(w), "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ranges"][0]["winner"]["algorithm"] == "barrier/dissemination"
+    assert len(out["candidates"]) == 5 and all(len(c["times_s"]) == 1 for c in out["candidates"])
+    assert _core.wisdom_lookup(w.read_text(), "barrier", 6, 0, "", "")["algorithm"] == "barrier/dissemination"
+    assert main(["plan", "--collective", "allgather", "--topology", "torus:4x4", "--machine", "paragon",
+                 "--sizes", "16B..4KiB", "--wisdom", str(w), "--no-progress"]) == 0
+    table = capsys.readouterr().out
+    assert "evaluator estimate" in table and "winner" in table and "runner-up" in table
+    assert any(e.get("topology") == "torus:4x4" for e in _core.parse_wisdom(w.read_text()))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--collective", "alltoallv", "--ranks", "4"], "invalid choice"),
+    (["--collective", "allreduce", "--ranks", "4", "--sizes", "12B"], "multiples of 8"),
+    (["--collective", "allreduce", "--ranks", "0"], "number of ranks 0 is invalid"),
+    (["--collective", "allreduce"], "give the number of ranks"),
+    (["--collective", "allgather", "--ranks", "4", "--machine", "nowhere"], "unknown machine 'nowhere'"),
+    (["--collective", "allreduce", "--topology", "ring:3", "--evaluator", "measure"], "give no --topology"),
+])
+def test_cli_plan_errors_are_one_line(argv, message, capsys):
+    if "--machine" not in argv:
+        argv = argv + ["--machine", "ib-qdr"]
+    assert main(["plan", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) <= 3, err
+
+
+def test_a_bad_wisdom_file_is_left_alone(tmp_path, capsys):
+    w = tmp_path / "w.json"
+    w.write_text('{"format": "collplan-wisdom/1", "entries": [{"collective": "gather"}]}')
+    before = w.read_text()
+    assert main(["plan", "--collective", "barrier", "--ranks", "4", "--machine", "ib-qdr", "--wisdom", str(w)]) == 2
+    assert "wisdom" in capsys.readouterr().err and w.read_text() == before
+
