@@ -5,13 +5,12 @@ Timing follows src/collplan/runtime/mpi/timing.hpp (the loop runs in C++, so Pyt
 the figures): untimed warm-up calls, then repetitions of `iters` calls between barriers; each repetition's
 figure is the slowest rank's mean per call. The planner's repetitions are interleaved across the candidates
 (candidate 1, 2, ..., then again), so a burst of load on the machine hits all of them alike, and a candidate's
-time is the median of its repetitions. Sizes as everywhere in collplan: allgather bytes per rank, alltoall bytes
+time is the best of its repetitions: interference from other processes only ever adds time, so the minimum is
+the most repeatable figure on a shared machine (every repetition is kept in the plan's samples). Sizes as everywhere in collplan: allgather bytes per rank, alltoall bytes
 per destination, allreduce the vector (float64 for sum/max/min; pairs of int64 for the non-commutative affine
 composition), barrier none.
 """
 from __future__ import annotations
-
-import statistics
 
 from . import mpi as cmpi
 from ._core import CollplanError
@@ -183,13 +182,21 @@ def _kept(estimates: list[list[float]], j: int, prune: float, keep: int) -> list
     return [i for i in order if estimates[i][j] <= prune * best][:max(1, keep)]
 
 
-def _iterations(first_s: float, target_s: float, max_iters: int) -> int:
-    """Calls per repetition so that one repetition lasts about target_s (first_s: one call, slowest rank)."""
-    return max(1, min(max_iters, int(target_s / max(first_s, 1e-7))))
+def _iterations(timer, target_s: float, max_iters: int) -> int:
+    """Calls per repetition so that one repetition lasts about target_s: like Python's timeit autorange, grow
+    the count by 4 until a repetition lasts a quarter of the target (the growing runs also warm the caches and
+    the MPI library's connections up). The decision rests on slowest-rank times, so every rank agrees."""
+    iters = 1
+    timer(1, 2, 1)  # warm-up: first-touch page faults, connection set-up
+    while True:
+        t = timer(iters, 0, 1)[0]
+        if t * iters >= target_s / 4 or iters >= max_iters:
+            return max(1, min(max_iters, int(target_s / max(t, 1e-9))))
+        iters = min(max_iters, iters * 4)
 
 
 def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s: float, max_iters: int):
-    """Median seconds per call (and the repetitions) of each kept candidate at plan.sizes[j]."""
+    """Best seconds per call over the repetitions (and the repetitions) of each kept candidate at plan.sizes[j]."""
     case = Case(MPI, comm, plan.collective, plan.sizes[j], plan.op or "sum")
     try:
         timers = {}
@@ -204,12 +211,12 @@ def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s:
             if not comm.allreduce(case.correct(), op=MPI.LAND):
                 raise CollplanError(f"{c.label()} computed a wrong {plan.collective} at {plan.sizes[j]} bytes")
             timers[i] = lambda it, w, r, req=req: time_request(comm, req, it, w, r)
-        iters = {i: _iterations(timers[i](1, 1, 1)[0], target_s, max_iters) for i in kept}
+        iters = {i: _iterations(timers[i], target_s, max_iters) for i in kept}
         samples = {i: [] for i in kept}
         for _ in range(reps):  # interleaved: load bursts hit every candidate alike
             for i in kept:
                 samples[i] += timers[i](iters[i], 0, 1)
-        return {i: (statistics.median(s), s) for i, s in samples.items()}
+        return {i: (min(s), s) for i, s in samples.items()}
     finally:
         case.free()
 
@@ -242,11 +249,11 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
     bar = Progress("measured sizes", len(plan.sizes), progress and me == 0)
     for j in range(len(plan.sizes)):
         kept = _kept(estimates, j, prune, keep) + ([len(plan.candidates) - 1] if native else [])
-        for i, (median, s) in _measure_size(MPI, comm, plan, j, kept, reps, target_s, max_iters).items():
-            plan.times[i][j], plan.samples[i][j] = median, s
+        for i, (best, s) in _measure_size(MPI, comm, plan, j, kept, reps, target_s, max_iters).items():
+            plan.times[i][j], plan.samples[i][j] = best, s
         bar.step(j + 1)
     bar.done()
-    plan.notes.append(f"measured under {MPI.Get_library_version().splitlines()[0].strip()}: median of {reps} "
+    plan.notes.append(f"measured under {MPI.Get_library_version().splitlines()[0].strip()}: best of {reps} "
                       f"interleaved repetitions; pruned by the {plan.model.split(':')[0]} estimate"
                       + (f" (within {prune:g}x of the best, at most {keep})" if prune > 0 else " (none pruned)"))
     plan.ranges = threshold_table(plan)

@@ -31,7 +31,7 @@ def register(sub) -> None:
     m.add_argument("--prune", type=float, default=3.0,
                    help="measure only candidates estimated within this factor of the best (0: measure all)")
     m.add_argument("--keep", type=int, default=6, help="measure at most this many candidates per size")
-    m.add_argument("--reps", type=int, default=5, help="interleaved repetitions per candidate (median is used)")
+    m.add_argument("--reps", type=int, default=5, help="interleaved repetitions per candidate (the best is used)")
     m.add_argument("--target", default="2ms", help="length of one repetition (calls per repetition follow)")
     m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "

@@ -1,0 +1,126 @@
+"""Evaluation of the planner on this machine (issue 9; results in bench/planner/results-<abi>.md, docs/planner.md).
+
+For each P and collective, one `collplan plan --evaluator measure --prune 0` run under mpirun times EVERY
+candidate (and the MPI library's own collective) at every size, next to the estimate of each on the calibrated
+machine file. From that one run:
+
+  estimate choice   the candidate with the smallest estimate (what `collplan plan` picks without measuring)
+  measured best     the collplan candidate with the smallest measured time (best of interleaved repetitions)
+  regret            measured time of the estimate choice / measured time of the measured best (1 = perfect)
+  vs native         measured time of the estimate choice / measured time of the MPI library's own collective
+
+    .venv/bin/python bench/planner/evaluate.py --abi openmpi --machine bench/planner/localhost-openmpi.toml
+    .venv/bin/python bench/planner/evaluate.py --abi mpich --machine bench/planner/localhost-mpich.toml
+    .venv/bin/python bench/planner/evaluate.py --abi openmpi --summarise-only   # from the raw JSON again
+
+Raw measurements go to bench/planner/raw/<abi>-P<P>-<collective>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+COLLECTIVES = ["allgather", "alltoall", "allreduce", "barrier"]
+SIZES = "8,32,128,512,2KiB,8KiB,32KiB,128KiB,512KiB,1MiB"
+
+
+def measure(abi: str, machine: str, P: int, collective: str, reps: int) -> dict:
+    home = ROOT / ".mpi" / abi
+    cmd = [str(home / "bin" / "mpirun"), "-n", str(P)] + (["--oversubscribe"] if abi == "openmpi" else [])
+    cmd += [sys.executable, "-m", "collplan", "plan", "--collective", collective, "--machine", machine,
+            "--evaluator", "measure", "--prune", "0", "--reps", str(reps), "--sizes", SIZES, "--json", "--no-progress"]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for k in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI"):
+        env.pop(k, None)
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600, cwd=ROOT)
+    if r.returncode != 0:
+        sys.exit(f"evaluate: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    print(f"  P={P} {collective}: {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+    return json.loads(r.stdout)
+
+
+def rows_of(plan: dict) -> list[dict]:
+    """One row per size: estimate choice, measured best, regret, ratio to native."""
+    cands = [c for c in plan["candidates"] if c["algorithm"] != "native"]
+    native = next((c for c in plan["candidates"] if c["algorithm"] == "native"), None)
+    out = []
+    for j, n in enumerate(plan["sizes"]):
+        est = min(cands, key=lambda c: c["estimate_s"][j])
+        best = min(cands, key=lambda c: c["times_s"][j])
+        t_est, t_best = est["times_s"][j], best["times_s"][j]
+        t_nat = native["times_s"][j] if native else None
+        out.append({"size": n, "choice": est["label"], "choice_s": t_est, "choice_estimate_s": est["estimate_s"][j],
+                    "best": best["label"], "best_s": t_best, "best_estimate_s": best["estimate_s"][j],
+                    "regret": t_est / t_best, "native_s": t_nat, "vs_native": t_est / t_nat if t_nat else None})
+    return out
+
+
+def fmt_t(s: float) -> str:
+    return f"{s * 1e6:.1f}" if s < 1e-3 else f"{s * 1e6:.0f}"
+
+
+def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict]) -> str:
+    lines = [f"# Planner evaluation: {abi}", "",
+             f"Machine file `{machine}`; sizes {SIZES.replace(',', ', ')} (bytes per rank, per destination, or the "
+             "vector); times in microseconds, best of interleaved repetitions, each the slowest rank's mean.", "",
+             "| P | collective | size | estimate choice | measured | measured best | measured | regret | native | "
+             "choice / native |", "|---:|---|---:|---|---:|---|---:|---:|---:|---:|"]
+    summary = {}
+    for (P, coll), plan in sorted(results.items()):
+        for r in rows_of(plan):
+            summary.setdefault(P, []).append(r)
+            nat = f"{fmt_t(r['native_s'])} | {r['vs_native']:.2f}" if r["native_s"] else "- | -"
+            lines.append(f"| {P} | {coll} | {r['size']} | {r['choice']} | {fmt_t(r['choice_s'])} | {r['best']} | "
+                         f"{fmt_t(r['best_s'])} | {r['regret']:.2f} | {nat} |")
+    lines += ["", "## Summary", "", "| P | cases | median regret | worst regret | regret <= 1.05 | median choice / native |",
+              "|---:|---:|---:|---:|---:|---:|"]
+    every = []
+    for P, rows in sorted(summary.items()):
+        reg = [r["regret"] for r in rows]
+        nat = [r["vs_native"] for r in rows if r["vs_native"]]
+        every += rows
+        lines.append(f"| {P} | {len(rows)} | {statistics.median(reg):.3f} | {max(reg):.2f} | "
+                     f"{sum(x <= 1.05 for x in reg)}/{len(reg)} | {statistics.median(nat):.2f} |")
+    reg = [r["regret"] for r in every]
+    nat = [r["vs_native"] for r in every if r["vs_native"]]
+    lines.append(f"| all | {len(reg)} | {statistics.median(reg):.3f} | {max(reg):.2f} | "
+                 f"{sum(x <= 1.05 for x in reg)}/{len(reg)} | {statistics.median(nat):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--abi", required=True, choices=["openmpi", "mpich"])
+    ap.add_argument("--machine", help="calibrated machine file (default bench/planner/localhost-<abi>.toml)")
+    ap.add_argument("--ranks", default="2,4,8")
+    ap.add_argument("--collectives", default=",".join(COLLECTIVES))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--summarise-only", action="store_true", help="re-read bench/planner/raw/ instead of measuring")
+    args = ap.parse_args()
+    machine = args.machine or str(HERE / f"localhost-{args.abi}.toml")
+    raw = HERE / "raw"
+    raw.mkdir(exist_ok=True)
+    results = {}
+    for P in (int(x) for x in args.ranks.split(",")):
+        for coll in args.collectives.split(","):
+            path = raw / f"{args.abi}-P{P}-{coll}.json"
+            if not args.summarise_only:
+                path.write_text(json.dumps(measure(args.abi, machine, P, coll, args.reps), indent=1) + "\n")
+            if path.exists():
+                results[(P, coll)] = json.loads(path.read_text())
+    out = HERE / f"results-{args.abi}.md"
+    out.write_text(summarise(args.abi, os.path.relpath(machine, ROOT), results))
+    print(out.read_text().split("## Summary")[1])
+
+
+if __name__ == "__main__":
+    main()
