@@ -25,7 +25,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
-from ._core import CollplanError
+from ._core import CollplanError, format_bytes
 
 F_CRITICAL = 20.0  # F statistic a breakpoint must reach (two extra parameters); far above the 1% point of F(2, n)
 
@@ -228,13 +228,23 @@ def fit_loggp(zero_oneway_s: float, o_send: dict, o_recv: dict, gap_sizes, gap_s
         half = sorted(zip(gx, gy))[len(gx) // 2:]
         big = half if len(half) >= 2 else sorted(zip(gx, gy))
     G_fit = fit_line([m for m, _ in big], [t for _, t in big], "loggp G fit")
-    return {"L": L, "o": o, "g": small, "G": G_fit.b, "O": O_fit.b if O_fit else 0.0,
+    return {"L": L, "o": o, "g": small, "G": G_fit.b, "O": 0.0, "O_direct": O_fit.b if O_fit else 0.0,
             "o_send": o_send[m0], "o_recv": o_recv[m0], "G_fit": G_fit, "O_fit": O_fit, "L_clamped": L <= 0}
 
 
+def split_per_byte(p: dict, oneway_slope: float) -> dict:
+    """Set O so that the estimate's LogGP message, 2(o + m O) + L + (m - 1) G (docs/models.md), grows with the
+    measured one-way slope while a port is busy only (m - 1) G (the burst gap): O = (slope - G) / 2, >= 0.
+
+    On shared memory a one-way message is a copy into a shared buffer and a copy out, one after the other, but a
+    burst overlaps the copies of consecutive messages, so the gap per byte G is about half the one-way slope; the
+    per-byte overhead O is the part of the one-way time that does not hold the port."""
+    return dict(p, O=max(0.0, (oneway_slope - p["G"]) / 2), oneway_slope=oneway_slope)
+
+
 def loggp_oneway(p: dict, m: float) -> float:
-    """One message under the estimate's LogGP (docs/models.md, O = 0): 2o + L + (m - 1) G."""
-    return 2 * p["o"] + max(p["L"], 0.0) + max(0.0, m - 1) * p["G"]
+    """One message under the estimate's LogGP (docs/models.md): 2(o + m O) + L + (m - 1) G."""
+    return 2 * (p["o"] + m * p.get("O", 0.0)) + loggp_L(p) + max(0.0, m - 1) * p["G"]
 
 
 def fit_local(sizes, times_s, what: str) -> Fit:
@@ -262,6 +272,10 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
     if 0 not in pp:
         raise CollplanError("calibrate: no 0-byte ping-pong (needed for LogGP's L)")
     lg = fit_loggp(pp[0]["median"], o_send, o_recv, gsizes, gap, pw.eager_bytes if pw else None)
+    lg = split_per_byte(lg, pw.high.b if pw else hock["line"].b)
+    clock = summarize(data["timer"], "timer")["median"]
+    lg["L_floor"] = clock  # L is kept at least one clock read: below that the difference T(0) - 2o is noise
+    lg["L_clamped"] = lg["L"] < clock
     red, cp = _medians(data["reduce"]), _medians(data["copy"])
     gamma = fit_local(list(red), list(red.values()), "reduction fit")
     rho = fit_local(list(cp), list(cp.values()), "copy fit")
@@ -323,10 +337,13 @@ def _sources(r: dict) -> dict:
                   if pw else "no breakpoint found in the ping-pong times; LogGOPSim's default") + common,
         "o": f"mean of the time inside MPI_Send ({fmt_time(lg['o_send'])}) and inside MPI_Recv of an arrived message "
              f"({fmt_time(lg['o_recv'])}) at {osz[0]} B, {n} (Kielmann, Bal, Verstoep 2000){common}",
-        "O": (f"slope of the mean send/receive overhead over {len(osz)} eager sizes {osz[0]}..{osz[-1]} B"
-              + (f"; {_quality(lg['O_fit'])}" if lg["O_fit"] else "")) + common,
+        "O": f"(one-way slope {fmt_per_byte(lg['oneway_slope'])} of the ping-pong above the breakpoint - G) / 2: the "
+             f"per-byte time of a single message that does not hold the port in a burst (the direct measurement, the "
+             f"slope of the send/receive overhead over {len(osz)} eager sizes {osz[0]}..{osz[-1]} B, is "
+             f"{fmt_per_byte(lg['O_direct'])}, in [calibration])" + common,
         "L": f"one-way time of a 0-byte message minus 2o (Hoefler, Lichei, Rehm 2007)"
-             + (" -- negative, set to 0: the overheads cover the whole transfer" if lg["L_clamped"] else "") + common,
+             + (f" -- measured {fmt_time(lg['L'])}, below one clock read, so set to the clock read time: the "
+                "overheads cover the whole transfer" if lg["L_clamped"] else "") + common,
         "g": f"gap of the smallest size {gsz[0]} B: (T(burst of n) - T(burst of 1)) / (n - 1), n = "
              f"{r['burst_count'][gsz[0]]} back-to-back MPI_Send (Kielmann et al. 2000){common}",
         "G": f"slope of the gap g(m) over {lg['G_fit'].n} sizes {lg['G_fit'].x_min:g}..{lg['G_fit'].x_max:g} B "
@@ -349,15 +366,25 @@ def _model_table(r: dict, kind: str) -> dict:
         return {"kind": "hockney", "alpha": fmt_time(r["hockney"]["alpha"]),
                 "beta": fmt_per_byte(r["hockney"]["beta"]), **common}
     if kind == "loggp":
-        return {"kind": "loggp", "L": fmt_time(max(lg["L"], 0.0)), "o": fmt_time(lg["o"]), "g": fmt_time(lg["g"]),
-                "G": fmt_per_byte(lg["G"]), **common}
+        return {"kind": "loggp", **_loggp_keys(lg), **common}
     raise CollplanError(f"model kind '{kind}' is unknown (allowed: hockney, loggp)")
+
+
+def loggp_L(p: dict) -> float:
+    """L as written: the measured T(0) - 2o, at least p["L_floor"] (one clock read) when that is set."""
+    return max(p["L"], p.get("L_floor", 0.0))
+
+
+def _loggp_keys(lg: dict) -> dict:
+    keys = {"L": fmt_time(loggp_L(lg)), "o": fmt_time(lg["o"]), "g": fmt_time(lg["g"]), "G": fmt_per_byte(lg["G"])}
+    if lg["O"] > 0:  # 0 is the model's default and not a valid [network] value
+        keys["O"] = fmt_per_byte(lg["O"])
+    return keys
 
 
 def _network_table(r: dict) -> dict:
     lg, pw = r["loggp"], r["hockney"]["piecewise"]
-    net = {"L": fmt_time(max(lg["L"], 0.0)), "o": fmt_time(lg["o"]), "g": fmt_time(lg["g"]),
-           "G": fmt_per_byte(lg["G"]), "O": fmt_per_byte(max(lg["O"], 0.0))}
+    net = _loggp_keys(lg)
     if pw:
         net["eager"] = f"{int(pw.eager_bytes)}B"
     return net
@@ -388,7 +415,9 @@ def _calibration_table(r: dict) -> dict:
         t.update(piecewise_eager_bytes=pw.eager_bytes, piecewise_next_bytes=pw.next_bytes, piecewise_f=pw.f_stat,
                  piecewise_max_rel=pw.max_rel, eager_alpha_s=pw.low.a, eager_beta_s_per_byte=pw.low.b,
                  rendezvous_alpha_s=pw.high.a, rendezvous_beta_s_per_byte=pw.high.b)
-    t.update(o_send_s=lg["o_send"], o_recv_s=lg["o_recv"], L_measured_s=lg["L"], G_r2=lg["G_fit"].r2,
+    t.update(O_direct_s_per_byte=lg["O_direct"], oneway_slope_s_per_byte=lg["oneway_slope"],
+             loadavg_before=r.get("loadavg_before", [0.0]), loadavg_after=r.get("loadavg_after", [0.0]),
+             o_send_s=lg["o_send"], o_recv_s=lg["o_recv"], L_measured_s=lg["L"], G_r2=lg["G_fit"].r2,
              G_max_rel=lg["G_fit"].max_rel, gamma_r2=r["gamma"].r2, gamma_max_rel=r["gamma"].max_rel,
              reduce_call_s=r["gamma"].a, rho_r2=r["rho"].r2, rho_max_rel=r["rho"].max_rel, copy_call_s=r["rho"].a,
              barrier_median_s=r["barrier"]["median"], clock_read_s=r["timer"]["median"],
@@ -455,10 +484,10 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
                    f"residual {100 * pw.max_rel:.1f}%")
     else:
         out.append("breakpoint  none found (one line fits as well as two)")
-    out += [f"loggp     L = {fmt_time(max(lg['L'], 0))}{' (measured ' + fmt_time(lg['L']) + ', clamped)' if lg['L_clamped'] else ''}, "
+    out += [f"loggp     L = {fmt_time(loggp_L(lg))}{' (measured ' + fmt_time(lg['L']) + ', kept at one clock read)' if lg['L_clamped'] else ''}, "
             f"o = {fmt_time(lg['o'])} (send {fmt_time(lg['o_send'])}, recv {fmt_time(lg['o_recv'])}), "
             f"g = {fmt_time(lg['g'])}, G = {fmt_per_byte(lg['G'])} ({_fmt_rate(lg['G'])}), "
-            f"O = {fmt_per_byte(max(lg['O'], 0))}",
+            f"O = {fmt_per_byte(max(lg['O'], 0))} (direct: {fmt_per_byte(lg['O_direct'])})",
             f"          G fit: {_quality(lg['G_fit'])}",
             f"local     gamma = {fmt_per_byte(r['gamma'].b)} (MPI_Reduce_local, double sum; {_quality(r['gamma'])})",
             f"          rho = {fmt_per_byte(r['rho'].b)} (memmove; {_quality(r['rho'])})",
@@ -466,7 +495,8 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
             f"barrier is a dissemination of 0-byte messages)",
             f"noise     ping-pong spread (IQR / median): median {100 * r['spread_median']:.1f}%, worst "
             f"{100 * r['spread_worst'][0]:.1f}% at {r['spread_worst'][1]:g} B; one clock read "
-            f"{fmt_time(r['timer']['median'])}",
+            f"{fmt_time(r['timer']['median'])}; load average before/after "
+            f"{r.get('loadavg_before', [0])[0]:.2f}/{r.get('loadavg_after', [0])[0]:.2f} on {r.get('cpus', '?')} CPUs",
             f"[model] kind: {kind}" + (f"; written to {r['out']}" if r.get("out") else ""),
             "",
             "#     size   measured  hockney   err   2-lines   err     loggp   err"]
@@ -478,6 +508,6 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
         hk = h["alpha"] + h["beta"] * m
         two = pw(m) if pw else hk
         lgp = loggp_oneway(lg, m)
-        out.append(f"{m:10g} {fmt_time(t):>10s} {fmt_time(hk):>8s} {_pct(hk / t - 1):>6s} {fmt_time(two):>9s} "
+        out.append(f"{format_bytes(m):>10s} {fmt_time(t):>10s} {fmt_time(hk):>8s} {_pct(hk / t - 1):>6s} {fmt_time(two):>9s} "
                    f"{_pct(two / t - 1):>6s} {fmt_time(lgp):>9s} {_pct(lgp / t - 1):>6s}")
     return "\n".join(out)

@@ -105,14 +105,20 @@ def test_loggp_recovers_known_parameters():
     gsz = [2 ** k for k in range(23)]
     n = 32
     one = [o_s + L + o_r + G * m + 0.9e-6 for m in gsz]          # one message + the ack
-    many = [t + (n - 1) * (g + G * m) for t in one]
+    many = [t + (n - 1) * (g + G * m) for t, m in zip(one, gsz)]
     gap = cal.gap_per_message(gsz, [noisy(t, rng, 0.002) for t in many], one, n)
     p = cal.fit_loggp(o_s + L + o_r, o_send, o_recv, gsz, gap, eager_bytes=8192)
     assert p["o"] == pytest.approx(0.25e-6) and p["L"] == pytest.approx(L) and not p["L_clamped"]
     assert p["g"] == pytest.approx(g + G, rel=0.03) and p["G"] == pytest.approx(G, rel=0.03)
-    assert p["O"] == pytest.approx(O, rel=0.2)
+    assert p["O_direct"] == pytest.approx(O, rel=0.2) and p["O"] == 0
     assert p["G_fit"].x_min > 8192
     assert cal.loggp_oneway(p, 1) == pytest.approx(2 * p["o"] + L)
+    # a one-way slope of 2 G + 2 O' (two copies in series, overlapped in a burst): O' = (slope - G) / 2
+    q = cal.split_per_byte(p, 0.3e-9)
+    assert q["O"] == pytest.approx((0.3e-9 - p["G"]) / 2)
+    m = 1 << 20
+    assert cal.loggp_oneway(q, m) - cal.loggp_oneway(q, 0) == pytest.approx(0.3e-9 * m, rel=1e-3)
+    assert cal.split_per_byte(p, 0.5 * p["G"])["O"] == 0
 
 
 def test_loggp_fails_cleanly():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 import socket
 import sys
 import time
@@ -20,6 +21,8 @@ from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_size
 
 MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
+ROUNDS = 5               # the size sweeps run this often, interleaved, so a burst of load elsewhere on the machine
+                         # spreads over all sizes instead of spoiling a few (--quick: 1)
 BURST_BYTES = 16 << 20   # bytes per burst at most (its count shrinks for large messages)
 
 
@@ -30,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--model", choices=["hockney", "loggp"], default="hockney",
                    help="which model goes into [model] (the other figures go to [network] and [calibration])")
     p.add_argument("--max-size", default="4MiB", help="largest message and local-operation size (default 4MiB)")
-    p.add_argument("--reps", type=int, help="timed samples per size (default 41; --quick 7)")
+    p.add_argument("--reps", type=int, help="timed samples per size, over all rounds (default 100; --quick 7)")
     p.add_argument("--quick", action="store_true", help="few sizes and repetitions (seconds, for tests)")
     p.add_argument("--name", help="machine name in the file (default: the file's stem)")
     p.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
@@ -68,7 +71,9 @@ class Run:
         self.MPI, self.comm, self.k, self.args = MPI, comm, kernels, args
         self.me, self.P = comm.Get_rank(), comm.Get_size()
         self.h = MPI._handleof(comm)
-        self.reps = args.reps or (7 if args.quick else 41)
+        self.reps = args.reps or (7 if args.quick else 100)
+        self.rounds = 1 if args.quick else min(ROUNDS, self.reps // 3)
+        self.per_round = -(-self.reps // self.rounds)
         self.data: dict = {"pingpong": {}, "burst1": {}, "burstn": {}, "burst_count": {}, "o_send": {},
                            "o_recv": {}, "reduce": {}, "copy": {}}
         self.t0 = time.monotonic()
@@ -80,32 +85,47 @@ class Run:
     def pair(self) -> bool:
         return self.me in (0, 1)
 
+    def warmup(self, max_size: int) -> None:
+        """Connections, buffers and caches: untimed ping-pong and bursts at a small and the largest size."""
+        if self.pair():
+            for m, n in ((8, 2000), (max_size, 20)):
+                self.k.pingpong(self.h, 1 - self.me, m, 1, n, 0)
+                self.k.burst(self.h, 1 - self.me, m, 8, 1, 1, 1)
+        self.comm.Barrier()
+
     def pingpong(self, sizes) -> None:
-        for i, m in enumerate(sizes):
+        batch = {}
+        for m in sizes:
             est = None
             if self.pair():
                 probe = self.k.pingpong(self.h, 1 - self.me, m, 3, 1, 2)
                 est = min(probe) if probe else None
-            est = self.comm.bcast(est, root=0)
-            if self.pair():
-                s = self.k.pingpong(self.h, 1 - self.me, m, self.reps, _batch(est), 5)
-                if self.me == 0:
-                    self.data["pingpong"][m] = [t / 2 for t in s]  # one way
-            if i % 6 == 5 or i == len(sizes) - 1:
-                self.progress(f"ping-pong {i + 1}/{len(sizes)} sizes (up to {format_bytes(m)})")
-            self.comm.Barrier()
+            batch[m] = _batch(self.comm.bcast(est, root=0))
+        for rnd in range(self.rounds):
+            for m in sizes:
+                if self.pair():
+                    s = self.k.pingpong(self.h, 1 - self.me, m, self.per_round, batch[m], 3)
+                    if self.me == 0:
+                        self.data["pingpong"].setdefault(m, []).extend(t / 2 for t in s)  # one way
+                self.comm.Barrier()
+            self.progress(f"ping-pong round {rnd + 1}/{self.rounds}: {len(sizes)} sizes "
+                          f"{format_bytes(sizes[0])}..{format_bytes(sizes[-1])}")
 
     def bursts(self, sizes) -> None:
-        for i, m in enumerate(sizes):
-            n = max(4, min(64, BURST_BYTES // max(m, 1)))
-            if self.pair():
-                one = self.k.burst(self.h, 1 - self.me, m, 1, self.reps, 1, 3)
-                many = self.k.burst(self.h, 1 - self.me, m, n, self.reps, 1, 2)
-                if self.me == 0:
-                    self.data["burst1"][m], self.data["burstn"][m], self.data["burst_count"][m] = one, many, n
-            if i % 6 == 5 or i == len(sizes) - 1:
-                self.progress(f"bursts {i + 1}/{len(sizes)} sizes (up to {format_bytes(m)}, {n} messages)")
-            self.comm.Barrier()
+        for rnd in range(self.rounds):
+            for m in sizes:
+                n = max(4, min(64, BURST_BYTES // max(m, 1)))
+                if self.pair():
+                    one = self.k.burst(self.h, 1 - self.me, m, 1, self.per_round, 1, 2)
+                    many = self.k.burst(self.h, 1 - self.me, m, n, self.per_round, 1, 1)
+                    if self.me == 0:
+                        self.data["burst1"].setdefault(m, []).extend(one)
+                        self.data["burstn"].setdefault(m, []).extend(many)
+                        self.data["burst_count"][m] = n
+                self.comm.Barrier()
+            self.progress(f"bursts round {rnd + 1}/{self.rounds}: {len(sizes)} sizes "
+                          f"{format_bytes(sizes[0])}..{format_bytes(sizes[-1])} ({BURST_BYTES >> 20} MiB or 64 "
+                          "messages per burst, at least 4)")
 
     def overheads(self, sizes) -> None:
         for m in sizes:
@@ -157,6 +177,7 @@ def measure(MPI, comm, kernels, args, max_size: int) -> Run:
     sizes = _sizes(max_size, args.quick)
     run.progress(f"P={run.P}, ranks 0 and 1 measure; {len(sizes)} sizes 0..{format_bytes(max_size)}, "
                  f"{run.reps} samples each")
+    run.warmup(max_size)
     run.pingpong(sizes)
     extra = comm.bcast(_refine(run.data["pingpong"], sizes) if run.me == 0 else None, root=0)
     if extra:
@@ -191,14 +212,17 @@ def cmd_calibrate(args) -> int:
     if comm.Get_size() < 2:
         raise CollplanError(f"calibrate needs at least 2 ranks (got P={comm.Get_size()}); run it as "
                             "`mpirun -n 2 collplan calibrate --out FILE`")
+    load_before = list(os.getloadavg())
     run = measure(MPI, comm, module.calibrate, args, max_size)
-    library = MPI.Get_library_version().splitlines()[0].strip()
+    library = "".join(c for c in MPI.Get_library_version().splitlines()[0] if c.isprintable()).strip()
+    library = " ".join(library.split()).split(",")[0]
     comm.Barrier()
     if run.me != 0:
         return 0
     result = cal.build(run.data, run.coarse, run.P, library, cmpi._state.get("abi", ""), run.reps, args.quick,
                    host=socket.gethostname(), date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                    elapsed_s=time.monotonic() - run.t0)
+    result.update(loadavg_before=load_before, loadavg_after=list(os.getloadavg()), cpus=os.cpu_count())
     if args.out:
         from pathlib import Path
 
