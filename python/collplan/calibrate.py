@@ -133,6 +133,7 @@ class Piecewise:
     f_stat: float        # F statistic of two lines against one
     max_rel: float
     rms_rel: float
+    trimmed: int = 0     # outliers left out of the test and the fit (see fit_piecewise)
 
     def __call__(self, m: float) -> float:
         return self.low(m) if m <= self.eager_bytes else self.high(m)
@@ -140,7 +141,7 @@ class Piecewise:
     def as_dict(self) -> dict:
         return {"low": self.low.as_dict(), "high": self.high.as_dict(), "eager_bytes": self.eager_bytes,
                 "next_bytes": self.next_bytes, "f_stat": self.f_stat, "max_rel": self.max_rel,
-                "rms_rel": self.rms_rel}
+                "rms_rel": self.rms_rel, "trimmed": self.trimmed}
 
 
 def _sse(f: Fit) -> float:
@@ -152,9 +153,28 @@ def fit_piecewise(x, y, min_points: int = 3, what: str = "piecewise fit") -> Pie
 
     Every split between consecutive distinct sizes is tried; the one with the least total relative squared error
     wins. It is accepted when F = ((SSE_1 - SSE_2) / 2) / (SSE_2 / (n - 4)) >= F_CRITICAL: two more parameters
-    must explain far more than noise would.
+    must explain far more than noise would. A few outliers (a size whose median was spoilt by other load on the
+    machine) can hide a clear switch, so when the test fails, it is repeated once without the n/10 points that
+    the two lines fit worst; the result then says how many points were left out (`trimmed`).
     """
     x, y = _check_points(x, y, 2 * min_points, what)
+    pw = _piecewise(x, y, min_points, what)
+    if pw is None or pw.f_stat >= F_CRITICAL:
+        return pw if pw is not None and pw.f_stat >= F_CRITICAL else None
+    drop = len(x) // 10
+    if drop == 0 or len(x) - drop < 2 * min_points:
+        return None
+    rel = sorted(range(len(x)), key=lambda i: -abs(pw(x[i]) / y[i] - 1))[:drop]
+    keep = [i for i in range(len(x)) if i not in set(rel)]
+    again = _piecewise([x[i] for i in keep], [y[i] for i in keep], min_points, what)
+    if again is None or again.f_stat < F_CRITICAL:
+        return None
+    again.trimmed = drop
+    return again
+
+
+def _piecewise(x, y, min_points: int, what: str) -> Piecewise | None:
+    """The least-squares split and its F statistic (not yet tested against F_CRITICAL)."""
     pts = sorted(zip(x, y))
     x, y = [p[0] for p in pts], [p[1] for p in pts]
     one = fit_line(x, y, what)
@@ -172,8 +192,6 @@ def fit_piecewise(x, y, min_points: int = 3, what: str = "piecewise fit") -> Pie
     n = len(x)
     dof = max(1, n - 4)
     f = ((_sse(one) - sse2) / 2) / (sse2 / dof) if sse2 > 0 else math.inf
-    if f < F_CRITICAL:
-        return None
     return Piecewise(low=lo, high=hi, eager_bytes=x[k - 1], next_bytes=x[k], f_stat=f,
                      max_rel=max(lo.max_rel, hi.max_rel), rms_rel=math.sqrt(sse2 / n))
 
@@ -333,7 +351,7 @@ def _sources(r: dict) -> dict:
                  f"(half the MPI_Send/MPI_Recv round trip), {sweep}, {n}; {_quality(line)}{common}",
         "beta": "slope of the same line as alpha" + common,
         "eager": (f"breakpoint of a two-line fit of the ping-pong times over {len(pp_sizes)} sizes (F = "
-                  f"{pw.f_stat:.0f}): the last size on the small-message line; next measured size {pw.next_bytes:g} B"
+                  f"{pw.f_stat:.0f}{', ' + str(pw.trimmed) + ' outliers left out' if pw.trimmed else ''}): the last size on the small-message line; next measured size {pw.next_bytes:g} B"
                   if pw else "no breakpoint found in the ping-pong times; LogGOPSim's default") + common,
         "o": f"mean of the time inside MPI_Send ({fmt_time(lg['o_send'])}) and inside MPI_Recv of an arrived message "
              f"({fmt_time(lg['o_recv'])}) at {osz[0]} B, {n} (Kielmann, Bal, Verstoep 2000){common}",
@@ -413,7 +431,7 @@ def _calibration_table(r: dict) -> dict:
          "hockney_r2": line.r2, "hockney_max_rel": line.max_rel, "hockney_rms_rel": line.rms_rel}
     if pw:
         t.update(piecewise_eager_bytes=pw.eager_bytes, piecewise_next_bytes=pw.next_bytes, piecewise_f=pw.f_stat,
-                 piecewise_max_rel=pw.max_rel, eager_alpha_s=pw.low.a, eager_beta_s_per_byte=pw.low.b,
+                 piecewise_max_rel=pw.max_rel, piecewise_trimmed=pw.trimmed, eager_alpha_s=pw.low.a, eager_beta_s_per_byte=pw.low.b,
                  rendezvous_alpha_s=pw.high.a, rendezvous_beta_s_per_byte=pw.high.b)
     t.update(O_direct_s_per_byte=lg["O_direct"], oneway_slope_s_per_byte=lg["oneway_slope"],
              loadavg_before=r.get("loadavg_before", [0.0]), loadavg_after=r.get("loadavg_after", [0.0]),
@@ -479,7 +497,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
            f"          fit over {line.n} sizes: {_quality(line)}"]
     if pw:
         out.append(f"breakpoint  eager <= {pw.eager_bytes:g} B (next measured size {pw.next_bytes:g} B, F = "
-                   f"{pw.f_stat:.0f}): below alpha = {fmt_time(pw.low.a)}, beta = {fmt_per_byte(pw.low.b)}; above "
+                   f"{pw.f_stat:.0f}{f', {pw.trimmed} outliers left out' if pw.trimmed else ''}): below alpha = {fmt_time(pw.low.a)}, beta = {fmt_per_byte(pw.low.b)}; above "
                    f"alpha = {fmt_time(pw.high.a)}, beta = {fmt_per_byte(pw.high.b)}; two lines: max relative "
                    f"residual {100 * pw.max_rel:.1f}%")
     else:

@@ -81,6 +81,18 @@ def test_piecewise_finds_the_breakpoint(seed):
     assert pw.max_rel < 0.06 and pw.f_stat >= cal.F_CRITICAL
 
 
+def test_piecewise_survives_outliers():
+    """Two sizes spoilt by other load (5x and 3x their time) hide the switch from the F test on all points; the
+    repeat without the n/10 worst points finds it."""
+    rng = random.Random(11)
+    y = [noisy(eager_rendezvous(m), rng, 0.03) for m in SIZES]
+    y[-1] *= 5
+    y[-3] *= 3
+    pw = cal.fit_piecewise(SIZES, y)
+    assert pw is not None and pw.eager_bytes == 8192 and pw.trimmed == 2
+    assert pw.high.b == pytest.approx(0.08e-9, rel=0.05)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_piecewise_declines_a_single_line(seed):
     rng = random.Random(seed)
