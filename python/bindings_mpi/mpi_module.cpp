@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "collplan/runtime/mpi/calibrate.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/timing.hpp"
 
@@ -140,6 +142,33 @@ void bind_timing(nb::module_& m) {
     m.def("op_name", [](uintptr_t op) { return op_name(from_handle<MPI_Op>(op)); }, "op"_a);
 }
 
+// The measurement kernels of `collplan calibrate` (calibrate.hpp): times in seconds, as lists.
+Repeat rep(int samples, int batch, int warmup) { return Repeat{samples, batch, warmup}; }
+
+void bind_calibrate(nb::module_& m) {
+    nb::module_ c = m.def_submodule("calibrate", "measurement kernels of collplan calibrate");
+    c.def("pingpong", [](uintptr_t comm, int peer, uint64_t bytes, int samples, int batch, int warmup) {
+        return pingpong(comm_of(comm), peer, bytes, rep(samples, batch, warmup));
+    }, "comm"_a, "peer"_a, "bytes"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 10);
+    c.def("burst", [](uintptr_t comm, int peer, uint64_t bytes, int count, int samples, int batch, int warmup) {
+        return burst(comm_of(comm), peer, bytes, count, rep(samples, batch, warmup));
+    }, "comm"_a, "peer"_a, "bytes"_a, "count"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 3);
+    c.def("overhead", [](uintptr_t comm, int peer, uint64_t bytes, double delay_s, int samples, int warmup) {
+        OverheadSamples o = overhead(comm_of(comm), peer, bytes, delay_s, rep(samples, 1, warmup));
+        return std::make_pair(o.send_s, o.recv_s);
+    }, "comm"_a, "peer"_a, "bytes"_a, "delay_s"_a, "samples"_a, "warmup"_a = 10);
+    c.def("reduce_local", [](uint64_t bytes, int samples, int batch, int warmup) {
+        return reduce_local(bytes, rep(samples, batch, warmup));
+    }, "bytes"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 3);
+    c.def("copy", [](uint64_t bytes, int samples, int batch, int warmup) {
+        return mpi::copy(bytes, rep(samples, batch, warmup));
+    }, "bytes"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 3);
+    c.def("barrier", [](uintptr_t comm, int samples, int batch, int warmup) {
+        return mpi::barrier(comm_of(comm), rep(samples, batch, warmup));
+    }, "comm"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 10);
+    c.def("timer", [](int samples, int batch) { return mpi::timer(rep(samples, batch, 100)); }, "samples"_a, "batch"_a = 1000);
+}
+
 }  // namespace
 
 NB_MODULE(COLLPLAN_MPI_MODULE, m) {
@@ -158,4 +187,5 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     bind_request(m);
     bind_collectives(m);
     bind_timing(m);
+    bind_calibrate(m);
 }

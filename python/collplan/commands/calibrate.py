@@ -1,0 +1,238 @@
+"""`collplan calibrate` (launched with mpirun): measure this machine's parameters and write a machine file.
+
+    mpirun -n 2 .venv/bin/collplan calibrate --out mymachine.toml [--model hockney|loggp] [--quick]
+
+Ranks 0 and 1 run ping-pong, message bursts and the overhead kernel between them; every rank runs the local
+reduction and copy kernels at the same time (as in a collective) and the barrier; rank 0 fits, reports and writes
+the file (collplan.calibrate does the fitting; docs/calibration.md explains the methods).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import socket
+import sys
+import time
+
+from .. import calibrate as cal
+from .. import mpi as cmpi
+from .._core import CollplanError, format_bytes, format_time, parse_size
+
+MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
+ROUNDS = 5               # the size sweeps run this often, interleaved, so a burst of load elsewhere on the machine
+                         # spreads over all sizes instead of spoiling a few (--quick: 1)
+BURST_BYTES = 16 << 20   # bytes per burst at most (its count shrinks for large messages)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("calibrate", help="measure this machine under mpirun (ping-pong, bursts, reductions) and "
+                                         "write a machine file")
+    p.add_argument("--out", help="machine file to write (TOML; rank 0 writes it atomically)")
+    p.add_argument("--model", choices=["hockney", "loggp"], default="hockney",
+                   help="which model goes into [model] (the other figures go to [network] and [calibration])")
+    p.add_argument("--max-size", default="4MiB", help="largest message and local-operation size (default 4MiB)")
+    p.add_argument("--reps", type=int, help="timed samples per size, over all rounds (default 100; --quick 7)")
+    p.add_argument("--quick", action="store_true", help="few sizes and repetitions (seconds, for tests)")
+    p.add_argument("--name", help="machine name in the file (default: the file's stem)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
+    p.set_defaults(func=cmd_calibrate)
+
+
+# ------------------------------------------------------------------------------------------------ plan
+def _sizes(max_size: int, quick: bool) -> list[int]:
+    step = 8 if quick else 2
+    out, m = [0], 1
+    while m <= max_size:
+        out.append(m)
+        m *= step
+    if out[-1] != max_size:
+        out.append(max_size)
+    return out
+
+
+def _local_sizes(max_size: int, quick: bool) -> list[int]:
+    out, m = [], 1024
+    while m <= max_size:
+        out.append(m)
+        m *= 16 if quick else 4
+    return out or [max(8, max_size // 8 * 8)]
+
+
+def _batch(estimate_s: float) -> int:
+    return max(1, min(1000, math.ceil(MIN_SAMPLE_S / max(estimate_s, 1e-9))))
+
+
+class Run:
+    """The measurements of one calibrate run (every rank holds one; rank 0 keeps the samples)."""
+
+    def __init__(self, MPI, comm, kernels, args):
+        self.MPI, self.comm, self.k, self.args = MPI, comm, kernels, args
+        self.me, self.P = comm.Get_rank(), comm.Get_size()
+        self.h = MPI._handleof(comm)
+        self.reps = args.reps or (7 if args.quick else 100)
+        self.rounds = 1 if args.quick else min(ROUNDS, self.reps // 3)
+        self.per_round = -(-self.reps // self.rounds)
+        self.data: dict = {"pingpong": {}, "burst1": {}, "burstn": {}, "burst_count": {}, "o_send": {},
+                           "o_recv": {}, "reduce": {}, "copy": {}}
+        self.t0 = time.monotonic()
+
+    def progress(self, text: str) -> None:
+        if self.me == 0:
+            print(f"calibrate [{time.monotonic() - self.t0:5.1f} s] {text}", file=sys.stderr, flush=True)
+
+    def pair(self) -> bool:
+        return self.me in (0, 1)
+
+    def warmup(self, max_size: int) -> None:
+        """Connections, buffers and caches: untimed ping-pong and bursts at a small and the largest size."""
+        if self.pair():
+            for m, n in ((8, 2000), (max_size, 20)):
+                self.k.pingpong(self.h, 1 - self.me, m, 1, n, 0)
+                self.k.burst(self.h, 1 - self.me, m, 8, 1, 1, 1)
+        self.comm.Barrier()
+
+    def pingpong(self, sizes) -> None:
+        batch = {}
+        for m in sizes:
+            est = None
+            if self.pair():
+                probe = self.k.pingpong(self.h, 1 - self.me, m, 3, 1, 2)
+                est = min(probe) if probe else None
+            batch[m] = _batch(self.comm.bcast(est, root=0))
+        for rnd in range(self.rounds):
+            for m in sizes:
+                if self.pair():
+                    s = self.k.pingpong(self.h, 1 - self.me, m, self.per_round, batch[m], 3)
+                    if self.me == 0:
+                        self.data["pingpong"].setdefault(m, []).extend(t / 2 for t in s)  # one way
+                self.comm.Barrier()
+            self.progress(f"ping-pong round {rnd + 1}/{self.rounds}: {len(sizes)} sizes "
+                          f"{format_bytes(sizes[0])}..{format_bytes(sizes[-1])}")
+
+    def bursts(self, sizes) -> None:
+        for rnd in range(self.rounds):
+            for m in sizes:
+                n = max(4, min(64, BURST_BYTES // max(m, 1)))
+                if self.pair():
+                    one = self.k.burst(self.h, 1 - self.me, m, 1, self.per_round, 1, 2)
+                    many = self.k.burst(self.h, 1 - self.me, m, n, self.per_round, 1, 1)
+                    if self.me == 0:
+                        self.data["burst1"].setdefault(m, []).extend(one)
+                        self.data["burstn"].setdefault(m, []).extend(many)
+                        self.data["burst_count"][m] = n
+                self.comm.Barrier()
+            self.progress(f"bursts round {rnd + 1}/{self.rounds}: {len(sizes)} sizes "
+                          f"{format_bytes(sizes[0])}..{format_bytes(sizes[-1])} ({BURST_BYTES >> 20} MiB or 64 "
+                          "messages per burst, at least 4)")
+
+    def overheads(self, sizes) -> None:
+        for m in sizes:
+            delay = None
+            if self.me == 0:
+                med = lambda s: cal.summarize(self.data["pingpong"][s])["median"]  # noqa: E731
+                delay = 2 * med(0) + 4 * med(m) + 5e-6  # the message has surely arrived when the receive starts
+            delay = self.comm.bcast(delay, root=0)
+            if self.pair():
+                snd, rcv = self.k.overhead(self.h, 1 - self.me, m, delay, self.reps, 5)
+                if self.me == 0:
+                    self.data["o_send"][m], self.data["o_recv"][m] = snd, rcv
+            self.comm.Barrier()
+        self.progress(f"overheads at {len(sizes)} sizes (up to {format_bytes(max(sizes))})")
+
+    def local(self, sizes) -> None:
+        for name, kernel in (("reduce", self.k.reduce_local), ("copy", self.k.copy)):
+            for m in sizes:
+                est = min(kernel(m, 3, 1, 1))
+                self.comm.Barrier()  # every rank works at once, as in a collective
+                s = kernel(m, self.reps, _batch(est), 2)
+                if self.me == 0:
+                    self.data[name][m] = s
+            self.progress(f"{'MPI_Reduce_local (double, sum)' if name == 'reduce' else 'memmove'} at "
+                          f"{len(sizes)} sizes")
+
+    def barrier(self) -> None:
+        self.data["barrier"] = self.k.barrier(self.h, self.reps, 10, 10)
+        self.data["timer"] = self.k.timer(self.reps, 1000)
+        self.progress("MPI_Barrier and clock")
+
+
+def _refine(data: dict, sizes: list[int]) -> list[int]:
+    """Sizes between the two sizes around the coarse breakpoint (geometric), to place it more precisely."""
+    xs = sorted(data)
+    pw = cal.fit_piecewise(xs, [cal.summarize(data[m])["median"] for m in xs])
+    if pw is None:
+        return []
+    lo, hi = int(pw.eager_bytes), int(pw.next_bytes)
+    if hi - lo < 2:
+        return []
+    k = 6
+    out = sorted({int(round(lo * (hi / max(lo, 1)) ** (j / (k + 1)))) for j in range(1, k + 1)} - set(sizes))
+    return [m for m in out if lo < m < hi]
+
+
+def measure(MPI, comm, kernels, args, max_size: int) -> Run:
+    run = Run(MPI, comm, kernels, args)
+    sizes = _sizes(max_size, args.quick)
+    run.progress(f"P={run.P}, ranks 0 and 1 measure; {len(sizes)} sizes 0..{format_bytes(max_size)}, "
+                 f"{run.reps} samples each")
+    run.warmup(max_size)
+    run.pingpong(sizes)
+    extra = comm.bcast(_refine(run.data["pingpong"], sizes) if run.me == 0 else None, root=0)
+    if extra:
+        run.progress(f"refining the breakpoint: {len(extra)} more sizes "
+                     f"{format_bytes(extra[0])}..{format_bytes(extra[-1])}")
+        run.pingpong(extra)
+    run.coarse = sizes
+    eager = comm.bcast(_eager(run) if run.me == 0 else None, root=0)
+    run.bursts([m for m in sizes if m > 0])
+    osizes = [m for m in sizes if m <= (eager if eager is not None else 4096)]
+    run.overheads(osizes[:: 2 if len(osizes) > 8 else 1])
+    run.local(_local_sizes(max_size, args.quick))
+    run.barrier()
+    return run
+
+
+def _eager(run: Run):
+    xs = sorted(run.data["pingpong"])
+    pw = cal.fit_piecewise(xs, [cal.summarize(run.data["pingpong"][m])["median"] for m in xs]) if len(xs) >= 6 else None
+    return int(pw.eager_bytes) if pw else None
+
+
+# ------------------------------------------------------------------------------------------------ command
+def cmd_calibrate(args) -> int:
+    max_size = parse_size(args.max_size)
+    if max_size < 1024:
+        raise CollplanError(f"--max-size {args.max_size} is too small (allowed: >= 1KiB)")
+    if args.reps is not None and not 3 <= args.reps <= 100000:
+        raise CollplanError(f"--reps {args.reps} is invalid (allowed: 3..100000)")
+    MPI, module = cmpi.backend()
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() < 2:
+        raise CollplanError(f"calibrate needs at least 2 ranks (got P={comm.Get_size()}); run it as "
+                            "`mpirun -n 2 collplan calibrate --out FILE`")
+    load_before = list(os.getloadavg())
+    run = measure(MPI, comm, module.calibrate, args, max_size)
+    library = "".join(c for c in MPI.Get_library_version().splitlines()[0] if c.isprintable()).strip()
+    library = " ".join(library.split()).split(",")[0]
+    comm.Barrier()
+    if run.me != 0:
+        return 0
+    result = cal.build(run.data, run.coarse, run.P, library, cmpi._state.get("abi", ""), run.reps, args.quick,
+                   host=socket.gethostname(), date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                   elapsed_s=time.monotonic() - run.t0)
+    result.update(loadavg_before=load_before, loadavg_after=list(os.getloadavg()), cpus=os.cpu_count())
+    if args.out:
+        from pathlib import Path
+
+        from ..cli import atomic_write
+        text = cal.machine_toml(result, args.model, args.name or Path(args.out).stem)
+        cal.check_machine_text(text, args.out)  # nothing is written unless load_machine would accept it
+        atomic_write(args.out, text)
+        result["out"] = args.out
+    if args.json:
+        print(json.dumps(result, indent=1, default=lambda o: o.as_dict()))
+    else:
+        print(cal.report_text(result, args.model))
+    return 0
