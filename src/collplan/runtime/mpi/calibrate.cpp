@@ -1,5 +1,6 @@
 // Measurement kernels of `collplan calibrate`. See calibrate.hpp.
 #include "collplan/runtime/mpi/calibrate.hpp"
+#include "collplan/runtime/mpi/check.hpp"
 
 #include <chrono>
 #include <climits>
@@ -14,15 +15,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-void check(int rc, const char* what) {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, msg, &len);
-        throw Error(std::string(what) + " failed: " + std::string(msg, static_cast<size_t>(len)));
-    }
-}
 
 void check_repeat(const Repeat& r) {
     if (r.samples < 1 || r.batch < 1 || r.warmup < 0)

@@ -1,5 +1,6 @@
 // The collectives over MPI with per-communicator caches. See collectives.hpp.
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/check.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -37,10 +38,6 @@ struct CommState {
 };
 
 namespace {
-
-void check(int rc, const char* what) {
-    if (rc != MPI_SUCCESS) throw Error(std::string(what) + " failed with MPI error " + std::to_string(rc));
-}
 
 int delete_state(MPI_Comm, int, void* attr, void*) {
     delete static_cast<std::shared_ptr<CommState>*>(attr);

@@ -1,5 +1,6 @@
 // The MPI executor. See executor.hpp.
 #include "collplan/runtime/mpi/executor.hpp"
+#include "collplan/runtime/mpi/check.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -9,22 +10,6 @@
 
 namespace collplan::mpi {
 namespace {
-
-void check(int rc, const char* what) {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, msg, &len);
-        throw Error(std::string(what) + " failed: " + std::string(msg, static_cast<size_t>(len)));
-    }
-}
-
-int as_int(uint64_t bytes, const char* what) {
-    if (bytes > static_cast<uint64_t>(INT_MAX))
-        throw Error(std::string(what) + " of " + std::to_string(bytes) + " bytes exceeds the MPI count limit (allowed: <= " +
-                    std::to_string(INT_MAX) + ")");
-    return static_cast<int>(bytes);
-}
 
 bool finalized() {
     int f = 0;

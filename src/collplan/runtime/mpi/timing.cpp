@@ -1,23 +1,11 @@
 // See timing.hpp.
 #include "collplan/runtime/mpi/timing.hpp"
 
-#include <climits>
 #include <string>
 
+#include "collplan/runtime/mpi/check.hpp"
+
 namespace collplan::mpi {
-namespace {
-
-int as_int(uint64_t n, const char* what) {
-    if (n > static_cast<uint64_t>(INT_MAX))
-        throw Error(std::string(what) + " " + std::to_string(n) + " exceeds an MPI int count (allowed: <= 2^31-1)");
-    return static_cast<int>(n);
-}
-
-void check(int rc, const char* fn) {
-    if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " failed with error code " + std::to_string(rc));
-}
-
-}  // namespace
 
 std::vector<double> time_calls(MPI_Comm comm, const std::function<void()>& fn, int iters, int warmup, int reps) {
     if (iters < 1 || warmup < 0 || reps < 1)
@@ -40,11 +28,11 @@ void native_collective(Collective c, const void* send, void* recv, uint64_t byte
                        MPI_Op op, MPI_Comm comm) {
     switch (c) {
         case Collective::allgather: {
-            const int n = as_int(bytes, "allgather bytes");
+            const int n = as_int(bytes, "allgather message");
             return check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Allgather");
         }
         case Collective::alltoall: {
-            const int n = as_int(bytes, "alltoall bytes");
+            const int n = as_int(bytes, "alltoall message");
             return check(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Alltoall");
         }
         case Collective::allreduce:
