@@ -329,6 +329,13 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _error(message: str) -> None:
+    """The one-line error, once per run: under mpirun every rank fails alike, so only rank 0 says it."""
+    rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0"))
+    if rank == "0":
+        print(f"collplan: error: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -336,10 +343,10 @@ def main(argv: list[str] | None = None) -> int:
             raise CollplanError(f"--max-ranks {args.max_ranks} is invalid (allowed: >= 1)")
         return args.func(args)
     except CollplanError as e:
-        print(f"collplan: error: {e}", file=sys.stderr)
+        _error(str(e))
         return 2
     except OSError as e:
-        print(f"collplan: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        _error(f"{e.filename or ''}: {e.strerror}")
         return 2
     except KeyboardInterrupt:
         print("collplan: interrupted", file=sys.stderr)
