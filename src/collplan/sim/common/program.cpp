@@ -2,8 +2,23 @@
 
 namespace collplan::sim {
 
+RankCursor::RankCursor(const RankProgram& prog)
+    : ops_(prog.ops.data()), segs_(prog.segs.data()), size_(static_cast<uint32_t>(prog.ops.size())),
+      num_segs_(static_cast<uint32_t>(prog.segs.size())), any_deps_(!prog.deps.empty()), any_units_(!prog.units.empty()) {
+    if (any_deps_ || any_units_) g_ = std::make_unique<GroupDeps>(), g_->prog = &prog;
+}
+
+uint64_t RankCursor::units(uint32_t k) const {
+    if (any_units_) return g_->prog->units[k];
+    const Op& o = ops_[k];
+    if (o.kind == OpKind::calc) return static_cast<uint32_t>(o.aux);
+    const uint32_t end = k + 1 < size_ ? ops_[k + 1].seg_begin : num_segs_;
+    const uint32_t n = o.kind == OpKind::copy || o.kind == OpKind::reduce ? static_cast<uint32_t>(o.aux) : end - o.seg_begin;
+    return block_count(std::span<const Segment>(segs_ + o.seg_begin, n));
+}
+
 std::span<const uint32_t> RankCursor::deps(uint32_t k) const {
-    const RankProgram& p = *prog_;
+    const RankProgram& p = *g_->prog;
     const uint32_t end = k + 1 < size_ ? ops_[k + 1].dep_begin : static_cast<uint32_t>(p.deps.size());
     return std::span<const uint32_t>(p.deps.data() + ops_[k].dep_begin, end - ops_[k].dep_begin);
 }
@@ -38,7 +53,6 @@ void RankCursor::build_group_deps() {
     for (uint32_t k = b; k < group_end_ && !group_deps_; ++k)
         for (uint32_t d : deps(k)) group_deps_ = group_deps_ || d >= b;
     if (!group_deps_) return;
-    if (!g_) g_ = std::make_unique<GroupDeps>();
     std::vector<uint32_t>& pending = g_->pending;
     std::vector<uint32_t>& offset = g_->offset;
     pending.assign(n, 0);

@@ -19,8 +19,7 @@ namespace collplan::sim {
 class RankCursor {
 public:
     RankCursor() = default;
-    explicit RankCursor(const RankProgram& prog)
-        : prog_(&prog), ops_(prog.ops.data()), size_(static_cast<uint32_t>(prog.ops.size())), any_deps_(!prog.deps.empty()) {}
+    explicit RankCursor(const RankProgram& prog);
 
     // Opens the first group; appends the ops that are ready to `ready` in program order.
     void start(std::vector<uint32_t>& ready);
@@ -31,6 +30,9 @@ public:
     uint32_t size() const { return size_; }
     const Op& op(uint32_t k) const { return ops_[k]; }
     const Op* ops() const { return ops_; }
+    const Segment* segs() const { return segs_; }
+    // The units op k moves (Schedule::op(r, k).units without the bounds checks).
+    uint64_t units(uint32_t k) const;
     uint32_t group_begin() const { return group_begin_; }
     uint32_t group_end() const { return group_end_; }
     uint32_t remaining() const { return remaining_; }
@@ -42,7 +44,8 @@ public:
     const Time* group_done() const { return g_->done.data(); }
 
 private:
-    struct GroupDeps {
+    struct GroupDeps {  // made only for programs with explicit dependencies or explicit units
+        const RankProgram* prog = nullptr;
         std::vector<uint32_t> pending;             // per op of the group: in-group deps not yet complete
         std::vector<uint32_t> offset, dependents;  // CSR over the group: the ops waiting for each op
         std::vector<Time> done;                    // per op of the group: when it completed (for TimedCursor)
@@ -51,10 +54,11 @@ private:
     void open(uint32_t begin, std::vector<uint32_t>& ready);
     void build_group_deps();
 
-    const RankProgram* prog_ = nullptr;
     const Op* ops_ = nullptr;
-    uint32_t size_ = 0, group_begin_ = 0, group_end_ = 0, remaining_ = 0;
+    const Segment* segs_ = nullptr;
+    uint32_t size_ = 0, num_segs_ = 0, group_begin_ = 0, group_end_ = 0, remaining_ = 0;
     bool any_deps_ = false;    // the program has explicit dependencies
+    bool any_units_ = false;   // the program has explicit units
     bool group_deps_ = false;  // ... and some of them point into the active group (then g_ holds their state)
     std::unique_ptr<GroupDeps> g_;
 };
@@ -74,6 +78,7 @@ public:
     bool finished() const { return c_.finished(); }
     const RankCursor& cursor() const { return c_; }
     const Op& op(uint32_t k) const { return c_.op(k); }
+    uint64_t units(uint32_t k) const { return c_.units(k); }
     Time last_done() const { return latest_; }
     size_t memory_bytes() const { return c_.memory_bytes(); }
 

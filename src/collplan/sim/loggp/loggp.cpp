@@ -86,7 +86,7 @@ private:
     Time& nexto(int r, int c) { return clocks(r)[c]; }
     Time& nextgs(int r, int n) { return clocks(r)[p_.cpus + 2 * n]; }
     Time& nextgr(int r, int n) { return clocks(r)[p_.cpus + 2 * n + 1]; }
-    uint64_t bytes(int r, uint32_t k) const { return op_bytes(s_.op(r, k).units, m_); }
+    uint64_t bytes(int r, uint32_t k) const { return op_bytes(cur_[r].units(k), m_); }
     Time body(uint64_t s, double per_byte) const { return bytes_time(static_cast<double>(s > 0 ? s - 1 : 0), per_byte); }
     Time local_time(int r, uint32_t k) const;
 
@@ -124,7 +124,7 @@ private:
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
     : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes)), P_(s.ranks()),
-      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)) {
+      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()) {
     cur_.reserve(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
@@ -166,7 +166,6 @@ void LogGPSim::prefetch() const {
             __builtin_prefetch(&msgs_[e->p.a]);
         } else {
             __builtin_prefetch(&cur_[e->p.a]);
-            __builtin_prefetch(&s_.program(static_cast<int>(e->p.a)));
         }
     }
     if (const auto* e = q_.upcoming(16)) {
@@ -182,7 +181,7 @@ void LogGPSim::prefetch() const {
         }
         const Op& o = op(static_cast<int>(e->p.a), e->p.b);
         if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
-        __builtin_prefetch(s_.program(static_cast<int>(e->p.a)).segs.data() + o.seg_begin);
+        __builtin_prefetch(cur_[e->p.a].cursor().segs() + o.seg_begin);
     }
 }
 
