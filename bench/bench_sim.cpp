@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "collplan/algorithms/registry.hpp"
@@ -13,6 +14,22 @@
 #include "collplan/sim/simulate.hpp"
 
 using namespace collplan;
+
+// A digest of the per-rank times and per-link statistics, to check that two builds give identical results.
+static uint64_t digest(const sim::SimResult& r) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](double x) {
+        uint64_t v;
+        std::memcpy(&v, &x, sizeof v);
+        h = (h ^ v) * 1099511628211ull;
+    };
+    for (double x : r.rank_time_s) mix(x);
+    for (double x : r.link_busy_s) mix(x);
+    for (uint64_t x : r.link_bytes) mix(static_cast<double>(x));
+    mix(static_cast<double>(r.messages));
+    mix(static_cast<double>(r.packets));
+    return h;
+}
 
 int main(int argc, char** argv) {
     if (argc < 5) {
@@ -43,6 +60,7 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(r.events), static_cast<double>(r.events) / cpu,
                     static_cast<unsigned long long>(r.messages), static_cast<unsigned long long>(r.packets),
                     r.state_bytes / 1048576.0);
+        std::printf("exact: time %.15g s, results digest %016llx\n", r.time_s, static_cast<unsigned long long>(digest(r)));
     } catch (const Error& e) {
         std::fprintf(stderr, "bench_sim: %s\n", e.what());
         return 2;

@@ -221,6 +221,26 @@ TEST(SimMatcher, FifoPerChannel) {
     EXPECT_EQ(m.waiting(), 0u);
 }
 
+// With per-receiver lines: more channels per receiver than a line holds spill to the shared table and come back;
+// every channel stays first in, first out, whichever side waits.
+TEST(SimMatcher, FifoPerChannelAcrossLinesAndTable) {
+    sim::Matcher m(4);
+    for (int round = 0; round < 3; ++round) {
+        for (int s = 0; s < 7; ++s)
+            for (int j = 0; j < 3; ++j)
+                EXPECT_FALSE(m.post(s % 2 == 0, s, 2, j, static_cast<uint64_t>(100 * s + 10 * j + round)));
+        EXPECT_FALSE(m.post(true, 0, 9, 0, 7));  // a receiver without a line
+    }
+    EXPECT_EQ(m.waiting(), 3u * 22u);
+    for (int s = 6; s >= 0; --s)
+        for (int j = 2; j >= 0; --j)
+            for (int round = 0; round < 3; ++round)
+                EXPECT_EQ(m.post(s % 2 != 0, s, 2, j, 0), std::optional<uint64_t>(100 * s + 10 * j + round));
+    for (int round = 0; round < 3; ++round) EXPECT_EQ(m.post(false, 0, 9, 0, 0), std::optional<uint64_t>(7));
+    EXPECT_EQ(m.waiting(), 0u);
+    EXPECT_FALSE(m.any_waiting());
+}
+
 TEST(Sim, ErrorsAreOneLine) {
     const Schedule s = make_schedule("allgather/ring", 4, Topology::parse("ring:4"));
     EXPECT_THROW(run(s, "ring:5", kLogGP, "", Fidelity::flow, 8), Error);

@@ -7,7 +7,8 @@
 namespace collplan::sim {
 
 Host::Host(const Schedule& s, const Model& model, int ports, bool recv_ports, double block_bytes, SimQueue& q)
-    : s_(s), model_(model), ports_(std::max(1, ports)), recv_ports_(recv_ports), m_(block_bytes), q_(q) {
+    : s_(s), model_(model), ports_(std::max(1, ports)), recv_ports_(recv_ports), m_(block_bytes), q_(q),
+      match_(s.ranks()) {
     const auto P = static_cast<size_t>(s.ranks());
     cur_.reserve(P);
     for (int r = 0; r < s.ranks(); ++r) cur_.emplace_back(s.program(r));
@@ -52,13 +53,13 @@ void Host::run(Network& net, SimResult& r, bool progress_on, const char* what) {
 
 void Host::ready_ops(int r, const std::vector<uint32_t>& ks) {
     for (uint32_t k : ks) {
-        const Op& o = s_.program(r).ops[k];
+        const Op& o = cur_[r].op(k);
         switch (o.kind) {
             case OpKind::send:
             case OpKind::recv: post(r, k); break;
             case OpKind::barrier: arrive_barrier(r, k); break;
             default: {
-                const double b = static_cast<double>(s_.op(r, k).units) * m_;
+                const double b = static_cast<double>(cur_[r].units(k)) * m_;
                 const double d = o.kind == OpKind::copy ? model_.copy_s(b) : o.kind == OpKind::reduce ? model_.reduce_s(b)
                                                                                                       : model_.calc_s(b);
                 Time& cpu = cpu_free_[r];
@@ -71,7 +72,7 @@ void Host::ready_ops(int r, const std::vector<uint32_t>& ks) {
 
 // send/recv k of rank r is ready: match it (the handle is the op index; the sender's rank is the key's).
 void Host::post(int r, uint32_t k) {
-    const Op& o = s_.program(r).ops[k];
+    const Op& o = cur_[r].op(k);
     const bool is_send = o.kind == OpKind::send;
     const int sender = is_send ? r : o.peer, receiver = is_send ? o.peer : r;
     const auto partner = match_.post(is_send, sender, receiver, o.tag(), k);
@@ -81,12 +82,12 @@ void Host::post(int r, uint32_t k) {
 }
 
 void Host::matched(int sender, uint32_t send_op, uint32_t recv_op) {
-    const Op& so = s_.program(sender).ops[send_op];
-    const Op& ro = s_.program(so.peer).ops[recv_op];
+    const Op& so = cur_[sender].op(send_op);
+    const Op& ro = cur_[so.peer].op(recv_op);
     uint32_t id;
     if (!free_msgs_.empty()) id = free_msgs_.back(), free_msgs_.pop_back();
     else id = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
-    const double bytes = static_cast<double>(s_.op(sender, send_op).units) * m_;
+    const double bytes = static_cast<double>(cur_[sender].units(send_op)) * m_;
     msgs_[id] = HostMsg{Message{sender, so.peer, bytes, -1, -1, ro.port, so.ties}, send_op, recv_op, false, 2};
     ++messages_;
     acquire(send_ports_[sender], id, so.port, true);

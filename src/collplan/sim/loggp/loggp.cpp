@@ -76,13 +76,17 @@ public:
     SimResult run();
 
 private:
-    const Op& op(int r, uint32_t k) const { return s_.program(r).ops[k]; }
+    const Op& op(int r, uint32_t k) const { return cur_[r].op(k); }
     int cpu(const Op& o) const { return o.port >= 0 ? o.port % p_.cpus : 0; }
     int nic(const Op& o) const { return o.port >= 0 ? o.port % p_.nics : 0; }
-    Time& nexto(int r, int c) { return nexto_[static_cast<size_t>(r) * p_.cpus + c]; }
-    Time& nextgs(int r, int n) { return nextgs_[static_cast<size_t>(r) * p_.nics + n]; }
-    Time& nextgr(int r, int n) { return nextgr_[static_cast<size_t>(r) * p_.nics + n]; }
-    uint64_t bytes(int r, uint32_t k) const { return op_bytes(s_.op(r, k).units, m_); }
+    // A rank's clocks are adjacent (one cache line for one CPU and one NIC): nexto of each CPU, then nextgs and
+    // nextgr of each NIC.
+    Time* clocks(int r) { return &clock_[static_cast<size_t>(r) * stride_]; }
+    const Time* clocks(int r) const { return &clock_[static_cast<size_t>(r) * stride_]; }
+    Time& nexto(int r, int c) { return clocks(r)[c]; }
+    Time& nextgs(int r, int n) { return clocks(r)[p_.cpus + 2 * n]; }
+    Time& nextgr(int r, int n) { return clocks(r)[p_.cpus + 2 * n + 1]; }
+    uint64_t bytes(int r, uint32_t k) const { return op_bytes(cur_[r].units(k), m_); }
     Time body(uint64_t s, double per_byte) const { return bytes_time(static_cast<double>(s > 0 ? s - 1 : 0), per_byte); }
     Time local_time(int r, uint32_t k) const;
 
@@ -104,7 +108,8 @@ private:
     const double m_;
     const int P_;
     std::vector<TimedCursor> cur_;
-    std::vector<Time> nexto_, nextgs_, nextgr_;
+    const size_t stride_;
+    std::vector<Time> clock_;
     Matcher match_;
     std::vector<Msg> msgs_;
     std::vector<uint32_t> free_msgs_;
@@ -118,12 +123,11 @@ private:
 };
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
-    : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes)), P_(s.ranks()) {
+    : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes)), P_(s.ranks()),
+      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()) {
     cur_.reserve(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
-    nexto_.assign(static_cast<size_t>(P_) * p_.cpus, Time::zero());
-    nextgs_.assign(static_cast<size_t>(P_) * p_.nics, Time::zero());
-    nextgr_.assign(static_cast<size_t>(P_) * p_.nics, Time::zero());
+    clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
 }
 
 Time LogGPSim::local_time(int r, uint32_t k) const {
@@ -153,28 +157,31 @@ void LogGPSim::flush_freed() {
     freed_.clear();
 }
 
-// 65,536 ranks in lock step touch 65,536 programs, cursors and message records per step: start loading those of
-// the events a few places ahead while this one is processed (two stages: the program header, then its op).
+// 65,536 ranks in lock step touch 65,536 cursors, programs and message records per step: start loading those of
+// the events a few places ahead while this one is processed, in three stages so that every stage reads only what
+// the previous one prefetched (the cursor and message record, then the op, then its segments or matching slot).
 void LogGPSim::prefetch() const {
+    if (const auto* e = q_.upcoming(24)) {
+        if (e->p.type == kMsg) {
+            __builtin_prefetch(&msgs_[e->p.a]);
+        } else {
+            __builtin_prefetch(&cur_[e->p.a]);
+        }
+    }
     if (const auto* e = q_.upcoming(16)) {
         const uint32_t r = e->p.type == kMsg ? static_cast<uint32_t>(msgs_[e->p.a].dst) : e->p.a;
-        __builtin_prefetch(&s_.program(static_cast<int>(r)));
-        __builtin_prefetch(&cur_[r]);
-        __builtin_prefetch(&nexto_[static_cast<size_t>(r) * p_.cpus]);
+        if (e->p.type == kMsg) __builtin_prefetch(&cur_[r]);
+        else __builtin_prefetch(&cur_[r].op(e->p.b));
+        __builtin_prefetch(clocks(static_cast<int>(r)));
     }
     if (const auto* e = q_.upcoming(8)) {
         if (e->p.type == kMsg) {
             const Msg& m = msgs_[e->p.a];
-            match_.prefetch(m.src, m.dst, m.tag);
-            cur_[m.dst].prefetch();
-            return;
+            return match_.prefetch(m.src, m.dst, m.tag);
         }
-        const RankProgram& prog = s_.program(static_cast<int>(e->p.a));
-        const Op& o = prog.ops[e->p.b];
-        __builtin_prefetch(prog.segs.data() + o.seg_begin);
-        __builtin_prefetch(prog.deps.data() + o.dep_begin);
-        cur_[e->p.a].prefetch();
-        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
+        const Op& o = op(static_cast<int>(e->p.a), e->p.b);
+        if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
+        __builtin_prefetch(cur_[e->p.a].cursor().segs() + o.seg_begin);
     }
 }
 
@@ -223,7 +230,7 @@ SimResult LogGPSim::run() {
     res.events = q_.pushed();
     res.messages = messages_;
     res.state_bytes = std::max(peak_state_, q_.capacity_bytes() + match_.memory_bytes()) + msgs_.capacity() * sizeof(Msg) +
-                      (nexto_.size() + nextgs_.size() + nextgr_.size()) * sizeof(Time) + cur_.capacity() * sizeof(TimedCursor);
+                      clock_.size() * sizeof(Time) + cur_.capacity() * sizeof(TimedCursor);
     return res;
 }
 

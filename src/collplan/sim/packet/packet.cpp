@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 
 #include "collplan/sim/common/host.hpp"
 #include "collplan/sim/simulate.hpp"
@@ -58,13 +59,28 @@ struct Credit {
 };
 
 
+// A packet waiting for an output, with what the arbitration needs (fixed while it waits): its input channel, the
+// credit bytes it needs downstream and the VC class it needs there.
+struct Request {
+    uint32_t p, in_ch;
+    int32_t need;
+    uint8_t cls;
+};
+
+// The VC of each class downstream of a channel with the most room (the first of equals; -1 if none), and that room.
+struct VcChoice {
+    int vc[2] = {-1, -1};
+    int32_t room[2] = {-1, -1};
+    int take(int cls, int32_t need) const { return room[cls] >= need ? vc[cls] : -1; }
+};
+
 struct Channel {
     double ps_per_byte = 0;
     Time latency;                     // wire delay (links only)
     Time busy_until;
     uint32_t rr = 0;                  // round-robin pointer over input channels
     bool free_pending = false, stalled = false, wake_pending = false;
-    std::vector<uint32_t> requests;   // packets waiting for this output
+    std::vector<Request> requests;    // packets waiting for this output
     std::vector<Credit> returning;    // credits on their way back to this channel's sender
 };
 
@@ -90,6 +106,11 @@ private:
     size_t at(uint32_t ch, int vc) const { return static_cast<size_t>(ch) * vcs_ + vc; }
     uint32_t next_out(const Packet& p) const;
     uint32_t flits(uint32_t bytes) const { return static_cast<uint32_t>((bytes + flit_ - 1) / flit_ * flit_); }
+    // Credit bytes a packet of `bytes` needs (and holds) in a downstream VC.
+    int32_t need(uint32_t bytes) const {
+        return static_cast<int32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(bytes), net_.buffer / flit_ * flit_)
+                                                                          : flits(bytes));
+    }
     Time xfer(uint32_t ch, uint64_t bytes) const { return bytes_time(static_cast<double>(bytes), ch_[ch].ps_per_byte); }
 
     void classify_links(const Topology& topo);
@@ -101,6 +122,7 @@ private:
     void try_output(uint32_t ch, Time now);
     int pick(uint32_t ch, Time now, int* vc_out);
     int choose_vc(uint32_t ch, int cls, uint32_t bytes, Time now);
+    VcChoice best_vcs(uint32_t ch, Time now);
     void transmit(uint32_t ch, uint32_t p, int vc, Time now);
     void leave_buffer(uint32_t p, Time tail_out, Time now);
     void take_credits(uint32_t ch, Time now);
@@ -285,21 +307,30 @@ void PacketNet::wait_for_credits(uint32_t ch, Time now) {
     if (next != Time::never()) wake(ch, max(next, now));
 }
 
+// Per VC class downstream of `ch` (after taking the returned credits): the free VC with the most room, the first of
+// equals. A packet can go iff that VC has room for it (if any VC of the class has, this one has), so one look per
+// class serves every waiting packet. Ejection channels have no buffer: VC 0, unlimited room.
+VcChoice PacketNet::best_vcs(uint32_t ch, Time now) {
+    VcChoice c;
+    if (is_eject(ch)) {
+        c.vc[0] = c.vc[1] = 0;
+        c.room[0] = c.room[1] = std::numeric_limits<int32_t>::max();
+        return c;
+    }
+    take_credits(ch, now);
+    for (int cls = 0; cls < (split_ ? 2 : 1); ++cls) {
+        const int lo = split_ ? cls * (vcs_ / 2) : 0, hi = split_ ? (cls + 1) * (vcs_ / 2) : vcs_;
+        for (int v = lo; v < hi; ++v) {
+            if (!owner_.empty() && owner_[at(ch, v)] != kNone) continue;
+            if (c.vc[cls] < 0 || credits_[at(ch, v)] > c.room[cls]) c.vc[cls] = v, c.room[cls] = credits_[at(ch, v)];
+        }
+    }
+    return c;
+}
+
 // A VC of class `cls` downstream of `ch` that can take `bytes` now, the one with most room; -1 if none.
 int PacketNet::choose_vc(uint32_t ch, int cls, uint32_t bytes, Time now) {
-    if (is_eject(ch)) return 0;
-    take_credits(ch, now);
-    const int lo = split_ ? cls * (vcs_ / 2) : 0, hi = split_ ? (cls + 1) * (vcs_ / 2) : vcs_;
-    const auto need = static_cast<int32_t>(net_.switching == Switching::wormhole
-                                               ? std::min<uint64_t>(flits(bytes), net_.buffer / flit_ * flit_)
-                                               : flits(bytes));
-    int best = -1;
-    for (int v = lo; v < hi; ++v) {
-        if (credits_[at(ch, v)] < need) continue;
-        if (!owner_.empty() && owner_[at(ch, v)] != kNone) continue;
-        if (best < 0 || credits_[at(ch, v)] > credits_[at(ch, best)]) best = v;
-    }
-    return best;
+    return best_vcs(ch, now).take(cls, need(bytes));
 }
 
 uint32_t PacketNet::new_packet() {
@@ -343,8 +374,7 @@ void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
     k.vc = static_cast<uint8_t>(vc);
     k.last = pm.left == 0;
     k.requested = false;
-    k.held = static_cast<uint32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(k.bytes), net_.buffer / flit_ * flit_)
-                                                                         : flits(k.bytes));
+    k.held = static_cast<uint32_t>(need(k.bytes));
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
     fifo_[at(ch, vc)].push_back(p);
@@ -370,9 +400,12 @@ void PacketNet::arrive(uint32_t p, Time now) {
 }
 
 void PacketNet::request(uint32_t p, Time now) {
-    const uint32_t out = next_out(packets_[p]);
-    packets_[p].requested = true;
-    ch_[out].requests.push_back(p);
+    Packet& k = packets_[p];
+    const uint32_t out = next_out(k);
+    k.requested = true;
+    const PMsg& m = msgs_[k.msg];
+    const uint8_t cls = k.hop < m.cls.size() ? m.cls[k.hop] : 0;
+    ch_[out].requests.push_back(Request{p, k.in_ch, need(k.bytes), cls});
     try_output(out, now);
 }
 
@@ -387,7 +420,7 @@ void PacketNet::try_output(uint32_t ch, Time now) {
     const int i = pick(ch, now, &vc);
     if (i < 0) return wait_for_credits(ch, now);
     c.stalled = false;
-    const uint32_t p = c.requests[static_cast<size_t>(i)];
+    const uint32_t p = c.requests[static_cast<size_t>(i)].p;
     c.requests[static_cast<size_t>(i)] = c.requests.back();
     c.requests.pop_back();
     transmit(ch, p, vc, now);
@@ -399,11 +432,10 @@ int PacketNet::pick(uint32_t ch, Time now, int* vc_out) {
     const Channel& c = ch_[ch];
     int best = -1, count = 0;
     uint32_t best_key = 0;
+    const VcChoice room = best_vcs(ch, now);
     for (size_t i = 0; i < c.requests.size(); ++i) {
-        const Packet& k = packets_[c.requests[i]];
-        const PMsg& m = msgs_[k.msg];
-        const int cls = k.hop < m.cls.size() ? m.cls[k.hop] : 0;
-        const int vc = choose_vc(ch, cls, k.bytes, now);
+        const Request& k = c.requests[i];
+        const int vc = room.take(k.cls, k.need);
         if (vc < 0) continue;
         const uint32_t key = k.in_ch - c.rr - 1;  // rotation: the input after the last one served first
         bool take = best < 0 || key < best_key;
@@ -432,8 +464,7 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
     }
     leave_buffer(p, end, now);
     if (is_eject(ch)) return deliver(p, end);
-    k.held = static_cast<uint32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(k.bytes), net_.buffer / flit_ * flit_)
-                                                                         : flits(k.bytes));
+    k.held = static_cast<uint32_t>(need(k.bytes));
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
     fifo_[at(ch, vc)].push_back(p);
