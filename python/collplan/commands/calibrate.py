@@ -30,8 +30,9 @@ def register(sub) -> None:
     p = sub.add_parser("calibrate", help="measure this machine under mpirun (ping-pong, bursts, reductions) and "
                                          "write a machine file")
     p.add_argument("--out", help="machine file to write (TOML; rank 0 writes it atomically)")
-    p.add_argument("--model", choices=["hockney", "loggp"], default="hockney",
-                   help="which model goes into [model] (the other figures go to [network] and [calibration])")
+    p.add_argument("--model", choices=["hockney", "loggp"], default="loggp",
+                   help="which model goes into [model] (default loggp: its estimates chose the measured best more "
+                        "often here, docs/planner.md; the other figures go to [network] and [calibration])")
     p.add_argument("--max-size", default="4MiB", help="largest message and local-operation size (default 4MiB)")
     p.add_argument("--reps", type=int, help="timed samples per size, over all rounds (default 100; --quick 7)")
     p.add_argument("--quick", action="store_true", help="few sizes and repetitions (seconds, for tests)")
