@@ -9,11 +9,12 @@ machine file. From that one run:
   regret            measured time of the estimate choice / measured time of the measured best (1 = perfect)
   vs native         measured time of the estimate choice / measured time of the MPI library's own collective
 
-    .venv/bin/python bench/planner/evaluate.py --abi openmpi --machine bench/planner/localhost-openmpi.toml
-    .venv/bin/python bench/planner/evaluate.py --abi mpich --machine bench/planner/localhost-mpich.toml
+    .venv/bin/python bench/planner/evaluate.py --abi openmpi --compare bench/planner/localhost-openmpi.toml,ib-qdr
+    .venv/bin/python bench/planner/evaluate.py --abi mpich --compare bench/planner/localhost-mpich.toml,ib-qdr
     .venv/bin/python bench/planner/evaluate.py --abi openmpi --summarise-only   # from the raw JSON again
 
-Raw measurements go to bench/planner/raw/<abi>-P<P>-<collective>.json.
+Raw measurements go to bench/planner/raw/<abi>-P<P>-<collective>.json; every summary re-estimates the candidates
+on its machine file, so other models can be scored against the same measurements (--compare, --summarise-only).
 """
 from __future__ import annotations
 
@@ -107,11 +108,11 @@ def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict], othe
              "| P | collective | size | estimate choice | measured | measured best | measured | regret | native | "
              "choice / native |", "|---:|---|---:|---|---:|---|---:|---:|---:|---:|"]
     for (P, coll), plan in sorted(results.items()):
-        for r in rows_of(plan):
+        for r in rows_of(plan, machine):
             nat = f"{fmt_t(r['native_s'])} | {r['vs_native']:.2f}" if r["native_s"] else "- | -"
             lines.append(f"| {P} | {coll} | {r['size']} | {r['choice']} | {fmt_t(r['choice_s'])} | {r['best']} | "
                          f"{fmt_t(r['best_s'])} | {r['regret']:.2f} | {nat} |")
-    lines += ["", f"## Summary: estimate choice on `{machine}`", ""] + regret_summary(results)
+    lines += ["", f"## Summary: estimate choice on `{machine}`", ""] + regret_summary(results, machine)
     for other in others:
         lines += ["", f"## Summary: estimate choice on `{other}` (same measurements)", ""]
         lines += regret_summary(results, other)
@@ -121,7 +122,8 @@ def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict], othe
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--abi", required=True, choices=["openmpi", "mpich"])
-    ap.add_argument("--machine", help="calibrated machine file (default bench/planner/localhost-<abi>.toml)")
+    ap.add_argument("--machine", help="calibrated machine file whose estimates prune the measurement and are "
+                    "scored (default bench/planner/localhost-<abi>-loggp.toml)")
     ap.add_argument("--ranks", default="2,4,8")
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
     ap.add_argument("--reps", type=int, default=5)
@@ -129,7 +131,7 @@ def main() -> None:
     ap.add_argument("--compare", default="", help="more machine files whose estimate choice is scored against the "
                     "same measurements (comma list)")
     args = ap.parse_args()
-    machine = args.machine or str(HERE / f"localhost-{args.abi}.toml")
+    machine = args.machine or str(HERE / f"localhost-{args.abi}-loggp.toml")
     raw = HERE / "raw"
     raw.mkdir(exist_ok=True)
     results = {}
