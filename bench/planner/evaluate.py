@@ -119,6 +119,32 @@ def summarise(abi: str, machine: str, results: dict[tuple[int, str], dict], othe
     return "\n".join(lines) + "\n"
 
 
+def plot(abi: str, results: dict[tuple[int, str], dict], machines: list[str], path: Path) -> None:
+    """Regret against size, one panel per collective, a line per P (solid: the first machine file)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), sharey=True)
+    for ax, coll in zip(axes, ["allgather", "alltoall", "allreduce"]):
+        for k, machine in enumerate(machines[:2]):
+            for P, colour in zip((2, 4, 8), ("C0", "C1", "C2")):
+                if (P, coll) not in results:
+                    continue
+                rows = rows_of(results[(P, coll)], machine)
+                ax.plot([r["size"] for r in rows], [r["regret"] for r in rows], colour, ls="-" if k == 0 else ":",
+                        marker="o" if k == 0 else None, ms=3,
+                        label=f"P={P}, {Path(machine).stem}" if coll == "allgather" else None)
+        ax.axhline(1.05, color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_title(coll)
+        ax.set_xlabel("size (bytes)")
+    axes[0].set_ylabel("regret (chosen / measured best)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"planner by estimate vs measured best, {abi}, this 2-core machine")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--abi", required=True, choices=["openmpi", "mpich"])
@@ -145,6 +171,7 @@ def main() -> None:
     out = HERE / f"results-{args.abi}.md"
     others = [m for m in args.compare.split(",") if m]
     out.write_text(summarise(args.abi, os.path.relpath(machine, ROOT), results, others))
+    plot(args.abi, results, [machine] + others, ROOT / "docs" / "img" / f"planner-regret-{args.abi}.png")
     print(out.read_text()[out.read_text().index("## Summary"):])
 
 
