@@ -102,6 +102,14 @@ def test_cli_plan_json_and_wisdom(tmp_path, capsys):
     assert any(e.get("topology") == "torus:4x4" for e in _core.parse_wisdom(w.read_text()))
 
 
+def test_cli_plan_plot(tmp_path, capsys):
+    png = tmp_path / "plan.png"
+    assert main(["plan", "--collective", "alltoall", "--ranks", "16", "--machine", "ipsc860", "--sizes", "1B..1KiB",
+                 "--plot", str(png), "--no-progress"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+    assert f"plot written to {png}" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--collective", "alltoallv", "--ranks", "4"], "invalid choice"),
     (["--collective", "allreduce", "--ranks", "4", "--sizes", "12B"], "multiples of 8"),

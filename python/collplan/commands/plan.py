@@ -37,6 +37,7 @@ def register(sub) -> None:
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
                    "collective, ranks, topology and op are replaced)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
+    p.add_argument("--plot", metavar="FILE.png", help="each candidate's time relative to the best, per size")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=cmd_plan)
 
@@ -59,10 +60,15 @@ def cmd_plan(args) -> int:
                       args.fidelity, progress=not args.no_progress)
     if args.wisdom:
         atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
+    if args.plot:
+        from ..plot import plot_plan
+        plot_plan(result, args.plot)
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
     else:
         print(format_table(result))
         if args.wisdom:
             print(f"# wisdom written to {args.wisdom}")
+        if args.plot:
+            print(f"# plot written to {args.plot}")
     return 0
