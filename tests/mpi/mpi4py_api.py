@@ -242,6 +242,9 @@ def _():
     return "no error"
 
 
+import shutil  # noqa: E402
+
+shutil.rmtree(_wisdom_dir, ignore_errors=True)
 passed = sum(results)
 if me == 0:
     print(f"mpi4py_api P={P}: {passed} passed, {len(results) - passed} failed", flush=True)
