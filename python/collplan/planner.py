@@ -265,13 +265,16 @@ def setup(collective, ranks, topology, machine, sizes, op, evaluator) -> tuple[P
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
     m = load_machine(machine)
+    if not topology and ranks is None and m.topology:
+        topology = m.topology  # the machine's own network (e.g. paragon: torus:8x8)
     if topology:
         t = _core.Topology.parse(topology)
         if ranks is not None:
             t.check_ranks(ranks)
         ranks, topology = t.nodes, t.spec
     elif ranks is None:
-        raise CollplanError("give the number of ranks (--ranks P) or a topology (--topology T)")
+        raise CollplanError(f"give the number of ranks (--ranks P) or a topology (--topology T): machine "
+                            f"{m.name} has no topology of its own")
     elif ranks < 1:
         raise CollplanError(f"number of ranks {ranks} is invalid (allowed: >= 1)")
     else:

@@ -9,6 +9,7 @@ import pytest
 import collplan
 from collplan import _core, planner
 from collplan.cli import main
+from collplan.machines import load_machine
 
 
 def _labels(p):
@@ -102,6 +103,15 @@ def test_cli_plan_json_and_wisdom(tmp_path, capsys):
     assert any(e.get("topology") == "torus:4x4" for e in _core.parse_wisdom(w.read_text()))
 
 
+def test_the_machine_topology_is_the_default(tmp_path):
+    p = planner.plan("allgather", machine="paragon", sizes="1KiB", progress=False)
+    assert p.topology == load_machine("paragon").topology and p.ranks == 140
+    bare = tmp_path / "bare.toml"
+    bare.write_text('[model]\nkind = "hockney"\nalpha = "1us"\nbeta = "1ns/B"\n')
+    with pytest.raises(collplan.CollplanError, match="has no topology of its own"):
+        planner.plan("allgather", machine=str(bare), progress=False)
+
+
 def test_cli_plan_plot(tmp_path, capsys):
     png = tmp_path / "plan.png"
     assert main(["plan", "--collective", "alltoall", "--ranks", "16", "--machine", "ipsc860", "--sizes", "1B..1KiB",
@@ -114,7 +124,6 @@ def test_cli_plan_plot(tmp_path, capsys):
     (["--collective", "alltoallv", "--ranks", "4"], "invalid choice"),
     (["--collective", "allreduce", "--ranks", "4", "--sizes", "12B"], "multiples of 8"),
     (["--collective", "allreduce", "--ranks", "0"], "number of ranks 0 is invalid"),
-    (["--collective", "allreduce"], "give the number of ranks"),
     (["--collective", "allgather", "--ranks", "4", "--machine", "nowhere"], "unknown machine 'nowhere'"),
     (["--collective", "allreduce", "--topology", "ring:3", "--evaluator", "measure"], "give no --topology"),
 ])

@@ -20,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--collective", required=True, choices=PLANNED)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ranks", type=int, help="number of ranks P (topology full:P); measure: mpirun's size")
-    g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P)")
+    g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
     p.add_argument("--machine", required=True, help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     p.add_argument("--sizes", default="8B..1MiB", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
     p.add_argument("--op", default="sum", choices=OPS, help="allreduce operation (default sum)")
