@@ -2,25 +2,17 @@
 #include "collplan/runtime/mpi/drs_n.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <random>
 
-#include "collplan/common/error.hpp"
+#include "collplan/runtime/mpi/check.hpp"
 
 namespace collplan::mpi {
 namespace {
 
 constexpr int kFree = 0, kBusy = 1, kTag = 7;
 
-void check(int rc, const char* what) {
-    if (rc != MPI_SUCCESS) throw Error(std::string(what) + " failed with MPI error " + std::to_string(rc));
-}
-
-int count_of(uint64_t bytes) {
-    if (bytes > static_cast<uint64_t>(INT_MAX)) throw Error("drs_n message of " + std::to_string(bytes) + " bytes exceeds INT_MAX");
-    return static_cast<int>(bytes);
-}
+int count_of(uint64_t bytes) { return as_int(bytes, "drs_n message"); }
 
 }  // namespace
 
@@ -73,6 +65,12 @@ DrsNStats DrsN::alltoallv(const void* send, const uint64_t* send_bytes, const ui
         if (old != kFree) {
             ++st.busy;
             ++k;  // receiver busy: try the next destination, come back later
+            // Drive our own receives meanwhile: a shared-memory window's atomics make no message progress, and
+            // the sender holding that flag may be waiting for us to take its (rendezvous) message -- without
+            // this, ranks spinning here and ranks waiting on their sends livelock (seen under Open MPI osc/sm).
+            int all_done = 0;
+            check(MPI_Testall(static_cast<int>(recvs.size()), recvs.data(), &all_done, MPI_STATUSES_IGNORE),
+                  "MPI_Testall");
             continue;
         }
         MPI_Request r;
