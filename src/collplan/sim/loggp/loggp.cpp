@@ -59,7 +59,7 @@ enum EvType : uint8_t { kOp = 0, kMsg = 1 };
 struct Ev {
     uint32_t a;  // kOp: rank; kMsg: message index
     uint32_t b;  // kOp: op index
-    uint8_t type;
+    uint8_t kind;
 };
 struct Msg {
     int32_t src, dst, tag;
@@ -162,26 +162,27 @@ void LogGPSim::flush_freed() {
 // the previous one prefetched (the cursor and message record, then the op, then its segments or matching slot).
 void LogGPSim::prefetch() const {
     if (const auto* e = q_.upcoming(24)) {
-        if (e->p.type == kMsg) {
-            __builtin_prefetch(&msgs_[e->p.a]);
+        if (e->p().kind == kMsg) {
+            __builtin_prefetch(&msgs_[e->a]);
         } else {
-            __builtin_prefetch(&cur_[e->p.a]);
+            __builtin_prefetch(&cur_[e->a]);
         }
     }
     if (const auto* e = q_.upcoming(16)) {
-        const uint32_t r = e->p.type == kMsg ? static_cast<uint32_t>(msgs_[e->p.a].dst) : e->p.a;
-        if (e->p.type == kMsg) __builtin_prefetch(&cur_[r]);
-        else __builtin_prefetch(&cur_[r].op(e->p.b));
+        const bool msg = e->p().kind == kMsg;
+        const uint32_t r = msg ? static_cast<uint32_t>(msgs_[e->a].dst) : e->a;
+        if (msg) __builtin_prefetch(&cur_[r]);
+        else __builtin_prefetch(&cur_[r].op(e->b));
         __builtin_prefetch(clocks(static_cast<int>(r)));
     }
     if (const auto* e = q_.upcoming(8)) {
-        if (e->p.type == kMsg) {
-            const Msg& m = msgs_[e->p.a];
+        if (e->p().kind == kMsg) {
+            const Msg& m = msgs_[e->a];
             return match_.prefetch(m.src, m.dst, m.tag);
         }
-        const Op& o = op(static_cast<int>(e->p.a), e->p.b);
-        if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
-        __builtin_prefetch(cur_[e->p.a].cursor().segs() + o.seg_begin);
+        const Op& o = op(static_cast<int>(e->a), e->b);
+        if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->a), o.tag());
+        __builtin_prefetch(cur_[e->a].cursor().segs() + o.seg_begin);
     }
 }
 
@@ -203,7 +204,7 @@ SimResult LogGPSim::run() {
     while (!q_.empty()) {
         const auto e = q_.pop();
         prefetch();
-        if (e.p.type == kMsg) {
+        if (e.p.kind == kMsg) {
             on_msg(e.t, e.seq, e.p.a);
         } else {
             const int r = static_cast<int>(e.p.a);
