@@ -58,7 +58,7 @@ namespace {
 enum EvType : uint8_t { kOp = 0, kMsg = 1 };
 struct Ev {
     uint32_t a;  // kOp: rank; kMsg: message index
-    uint32_t b;  // kOp: op index
+    uint32_t b;  // kOp: op index; kMsg: the receiver (so that prefetching need not read the message first)
     uint8_t kind;
 };
 struct Msg {
@@ -170,7 +170,7 @@ void LogGPSim::prefetch() const {
     }
     if (const auto* e = q_.upcoming(16)) {
         const bool msg = e->p().kind == kMsg;
-        const uint32_t r = msg ? static_cast<uint32_t>(msgs_[e->a].dst) : e->a;
+        const uint32_t r = msg ? e->b : e->a;
         if (msg) __builtin_prefetch(&cur_[r]);
         else __builtin_prefetch(&cur_[r].op(e->b));
         __builtin_prefetch(clocks(static_cast<int>(r)));
@@ -248,7 +248,7 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
     msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
     ++messages_;
-    q_.push(t + p_.o + p_.L, Ev{m, 0, kMsg});
+    q_.push(t + p_.o + p_.L, Ev{m, static_cast<uint32_t>(o.peer), kMsg});
     if (static_cast<int64_t>(s) <= p_.S) complete(r, k, nexto(r, c));
 }
 
@@ -266,7 +266,7 @@ void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
     const Msg msg = msgs_[m];
     const int r = msg.dst, c = msg.cpu % p_.cpus, n = msg.nic % p_.nics;
     const Time avail = max(nexto(r, c), nextgr(r, n));
-    if (avail > t) return q_.push_keep(avail, seq, Ev{m, 0, kMsg});
+    if (avail > t) return q_.push_keep(avail, seq, Ev{m, static_cast<uint32_t>(r), kMsg});
     nexto(r, c) = t + p_.o + max(body(msg.bytes, p_.O_ps), body(msg.bytes, p_.G_ps));
     nextgr(r, n) = t + p_.g + body(msg.bytes, p_.G_ps);
     const auto k = match_.post(true, msg.src, r, msg.tag, m);
