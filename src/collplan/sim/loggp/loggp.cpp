@@ -87,8 +87,25 @@ private:
     Time& nextgs(int r, int n) { return clocks(r)[p_.cpus + 2 * n]; }
     Time& nextgr(int r, int n) { return clocks(r)[p_.cpus + 2 * n + 1]; }
     uint64_t bytes(int r, uint32_t k) const { return op_bytes(cur_[r].units(k), m_); }
-    Time body(uint64_t s, double per_byte) const { return bytes_time(static_cast<double>(s > 0 ? s - 1 : 0), per_byte); }
-    Time local_time(int r, uint32_t k) const;
+    // (s - 1) O and (s - 1) G of a message of s bytes, remembered for the last size (collectives repeat sizes).
+    struct Bodies {
+        uint64_t s = ~uint64_t{0};
+        Time O, G;
+    };
+    const Bodies& bodies(uint64_t s) {
+        if (s != bodies_.s) {
+            const double b = static_cast<double>(s > 0 ? s - 1 : 0);
+            bodies_ = Bodies{s, bytes_time(b, p_.O_ps), bytes_time(b, p_.G_ps)};
+        }
+        return bodies_;
+    }
+    Time local_time(int r, uint32_t k);
+    struct LocalMemo {
+        bool valid = false;
+        OpKind kind = OpKind::calc;
+        uint64_t s = 0;
+        Time t;
+    };
 
     void on_send(Time t, uint64_t seq, int r, uint32_t k);
     void on_recv(Time t, int r, uint32_t k);
@@ -120,6 +137,8 @@ private:
     Time barrier_latest_;
     uint64_t done_ops_ = 0, messages_ = 0;
     size_t peak_state_ = 0;
+    Bodies bodies_;
+    LocalMemo local_;
 };
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
@@ -130,14 +149,21 @@ LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, 
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
 }
 
-Time LogGPSim::local_time(int r, uint32_t k) const {
-    const double b = static_cast<double>(bytes(r, k));
-    switch (op(r, k).kind) {
-        case OpKind::copy: return Time::seconds(model_.copy_s(b));
-        case OpKind::reduce: return Time::seconds(model_.reduce_s(b));
-        case OpKind::calc: return Time::seconds(model_.calc_s(b));
-        default: return Time::zero();
+// The model's time of local op k of rank r, remembered for the last kind and size.
+Time LogGPSim::local_time(int r, uint32_t k) {
+    const uint64_t s = bytes(r, k);
+    const OpKind kind = op(r, k).kind;
+    if (local_.valid && local_.s == s && local_.kind == kind) return local_.t;
+    const double b = static_cast<double>(s);
+    Time t = Time::zero();
+    switch (kind) {
+        case OpKind::copy: t = Time::seconds(model_.copy_s(b)); break;
+        case OpKind::reduce: t = Time::seconds(model_.reduce_s(b)); break;
+        case OpKind::calc: t = Time::seconds(model_.calc_s(b)); break;
+        default: break;
     }
+    local_ = LocalMemo{true, kind, s, t};
+    return t;
 }
 
 // Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order.
@@ -241,8 +267,9 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     const Time avail = max(nexto(r, c), nextgs(r, n));
     if (avail > t) return q_.push_keep(avail, seq, Ev{static_cast<uint32_t>(r), k, kOp});
     const uint64_t s = bytes(r, k);
-    nexto(r, c) = t + p_.o + body(s, p_.O_ps);
-    nextgs(r, n) = t + p_.g + body(s, p_.G_ps);
+    const Bodies& b = bodies(s);
+    nexto(r, c) = t + p_.o + b.O;
+    nextgs(r, n) = t + p_.g + b.G;
     uint32_t m;
     if (!free_msgs_.empty()) m = free_msgs_.back(), free_msgs_.pop_back();
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
@@ -267,8 +294,9 @@ void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
     const int r = msg.dst, c = msg.cpu % p_.cpus, n = msg.nic % p_.nics;
     const Time avail = max(nexto(r, c), nextgr(r, n));
     if (avail > t) return q_.push_keep(avail, seq, Ev{m, static_cast<uint32_t>(r), kMsg});
-    nexto(r, c) = t + p_.o + max(body(msg.bytes, p_.O_ps), body(msg.bytes, p_.G_ps));
-    nextgr(r, n) = t + p_.g + body(msg.bytes, p_.G_ps);
+    const Bodies& b = bodies(msg.bytes);
+    nexto(r, c) = t + p_.o + max(b.O, b.G);
+    nextgr(r, n) = t + p_.g + b.G;
     const auto k = match_.post(true, msg.src, r, msg.tag, m);
     if (!k) return;  // unexpected: waits for its recv
     free_msgs_.push_back(m);
