@@ -208,7 +208,13 @@ void LogGPSim::prefetch() const {
         }
         const Op& o = op(static_cast<int>(e->a), e->b);
         if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->a), o.tag());
-        __builtin_prefetch(cur_[e->a].cursor().segs() + o.seg_begin);
+        const RankCursor& c = cur_[e->a].cursor();
+        __builtin_prefetch(c.segs() + o.seg_begin);
+        if (c.remaining() == 1 && c.group_end() < c.size()) {  // the last op of its group: the next group opens
+            const char* next = reinterpret_cast<const char*>(c.ops() + c.group_end());
+            __builtin_prefetch(next);
+            __builtin_prefetch(next + 64);
+        }
     }
 }
 
