@@ -45,6 +45,7 @@ public:
 
     uint64_t push(Time t, const Payload& p) {
         const uint64_t s = next_seq_++;
+        if (s >> 56) throw Error("event queue: more than 2^56 events (allowed: fewer)");
         push_keep(t, s, p);
         return s;
     }
