@@ -110,6 +110,28 @@ TEST(SimLogGP, PerByteOverheadAsLogGOPSim) {
     expect_us(r.rank_time_s[0], 1 + 2.0475);
 }
 
+// A recv that becomes due while a message to its rank is queued for the same time: the message is handled first
+// (it was queued first) and finds no recv, so the recv matches it as unexpected and completes at once (6 us). Had
+// the recv been posted before the message was handled, it would complete only when the message's o and G end on
+// CPU 1 (7.01 us). The 10 us copy on CPU 0 after the recv shows which: rank 1 ends at 16 us, not 17.01 us.
+TEST(SimLogGP, RecvDueWhileAMessageIsQueuedAtTheSameTime) {
+    Schedule s = blank(4);
+    RankBuilder b1(s, 1);
+    b1.send(2, 0, {in(0, 1001)});  // rendezvous: completes when rank 2 matches it at 6 us
+    b1.fence();
+    b1.recv(3, 0, {out(0, 11)});
+    b1.fence();
+    b1.copy({in(0, 10000)}, {out(0, 10000)});
+    RankBuilder(s, 2).recv(1, 0, {out(0, 1001)});
+    RankBuilder b3(s, 3);
+    b3.send(1, 0, {in(0, 11)});  // arrives at 6 us, handled on rank 1's CPU 1
+    b3.on_port(1);
+    const auto r = run(s, "full:4", kLogGP + ",rho=1ns/B", "eager=100B,cpus=2", Fidelity::loggp, 1);
+    expect_us(r.rank_time_s[1], 6 + 10);
+    expect_us(r.rank_time_s[2], 6 + 1 + 1);
+    expect_us(r.rank_time_s[3], 1);
+}
+
 TEST(SimLogGP, UnmatchedSendIsAnError) {
     Schedule s = blank(2);
     RankBuilder(s, 0).send(1, 0, {in(0)});
@@ -239,6 +261,22 @@ TEST(SimMatcher, FifoPerChannelAcrossLinesAndTable) {
     for (int round = 0; round < 3; ++round) EXPECT_EQ(m.post(false, 0, 9, 0, 0), std::optional<uint64_t>(7));
     EXPECT_EQ(m.waiting(), 0u);
     EXPECT_FALSE(m.any_waiting());
+}
+
+TEST(SimMatcher, HasWaiting) {
+    sim::Matcher m(4);
+    EXPECT_FALSE(m.has_waiting(true, 0, 2, 0));
+    for (int s = 0; s < 5; ++s) EXPECT_FALSE(m.post(true, s, 2, 0, static_cast<uint64_t>(s)));  // 3 in the line, 2 beyond
+    EXPECT_FALSE(m.post(false, 1, 9, 0, 0));  // a receiver without a line
+    for (int s = 0; s < 5; ++s) {
+        EXPECT_TRUE(m.has_waiting(true, s, 2, 0)) << s;
+        EXPECT_FALSE(m.has_waiting(false, s, 2, 0)) << s;
+        EXPECT_FALSE(m.has_waiting(true, s, 2, 1)) << s;
+    }
+    EXPECT_TRUE(m.has_waiting(false, 1, 9, 0));
+    EXPECT_FALSE(m.has_waiting(true, 1, 9, 0));
+    for (int s = 0; s < 5; ++s) EXPECT_EQ(m.post(false, s, 2, 0, 0), std::optional<uint64_t>(s));
+    for (int s = 0; s < 5; ++s) EXPECT_FALSE(m.has_waiting(true, s, 2, 0)) << s;
 }
 
 TEST(Sim, ErrorsAreOneLine) {

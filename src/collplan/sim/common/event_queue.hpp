@@ -12,6 +12,10 @@
 // bucket 0 together and are sorted there by sequence number once. Amortised O(log time range) per event and no
 // comparisons across buckets: several times faster than a binary heap at the queue sizes of 10^5 events that
 // 65,536 ranks produce.
+//
+// A payload is two 32-bit words and a kind byte ({a, b, kind}); an entry keeps the kind in the low byte of its
+// sequence number's word (sequence numbers below 2^56), so an entry is 24 bytes, not 32: events are moved between
+// buckets a few times each, and the packet simulator pushes half a billion of them.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -27,28 +31,38 @@ class EventQueue {
 public:
     struct Entry {
         Time t;
+        uint64_t seq_kind;  // sequence number << 8 | payload kind
+        uint32_t a, b;
+        uint64_t seq() const { return seq_kind >> 8; }
+        Payload p() const { return Payload{a, b, static_cast<uint8_t>(seq_kind & 0xff)}; }
+    };
+    static_assert(sizeof(Entry) == 24);
+    struct Event {  // what pop() returns
+        Time t;
         uint64_t seq;
         Payload p;
     };
 
     uint64_t push(Time t, const Payload& p) {
         const uint64_t s = next_seq_++;
+        if (s >> 56) throw Error("event queue: more than 2^56 events (allowed: fewer)");
         push_keep(t, s, p);
         return s;
     }
     void push_keep(Time t, uint64_t seq, const Payload& p) {
         if (t < last_)
             throw Error("event queue: an event at " + std::to_string(t.count_ps()) + " ps is before the current time");
-        buckets_[index(t)].push_back(Entry{t, seq, p});
+        buckets_[index(t)].push_back(Entry{t, seq << 8 | p.kind, p.a, p.b});
         ++size_;
         ++pushed_;
     }
     bool empty() const { return size_ == 0; }
     size_t size() const { return size_; }
-    Entry pop() {
+    Event pop() {
         if (head_ == buckets_[0].size()) refill();
         --size_;
-        return buckets_[0][head_++];
+        const Entry& e = buckets_[0][head_++];
+        return Event{e.t, e.seq(), e.p()};
     }
     // The event `ahead` places after the next one, if it is already known to be due at the current time (for
     // prefetching its data); nullptr otherwise.
@@ -85,7 +99,7 @@ private:
         if (z.size() > 1 && !std::is_sorted(z.begin(), z.end(), by_seq))
             std::sort(z.begin(), z.end(), by_seq);
     }
-    static bool by_seq(const Entry& a, const Entry& b) { return a.seq < b.seq; }
+    static bool by_seq(const Entry& a, const Entry& b) { return a.seq_kind < b.seq_kind; }
 
     std::vector<Entry> buckets_[65];
     Time last_;

@@ -16,6 +16,19 @@ void Matcher::prefetch(int32_t sender, int32_t receiver, int32_t tag) const {
     __builtin_prefetch(&slots_[mix(receiver, sender, tag) & (slots_.size() - 1)]);
 }
 
+bool Matcher::has_waiting(bool sends, int32_t sender, int32_t receiver, int32_t tag) const {
+    const Line* l = receiver >= 0 && static_cast<size_t>(receiver) < lines_.size() ? &lines_[receiver] : nullptr;
+    if (l) {
+        for (int i = 0; i < kInLine; ++i) {
+            const uint8_t bit = static_cast<uint8_t>(1u << i);
+            if ((l->used & bit) && l->e[i].sender == sender && l->e[i].tag == tag) return ((l->sends & bit) != 0) == sends;
+        }
+        if (l->elsewhere == 0) return false;
+    }
+    const Slot& s = slots_[find(sender, receiver, tag)];
+    return s.receiver >= 0 && s.sends == sends;
+}
+
 uint64_t Matcher::pop(Queue& q) {
     const uint32_t n = q.head;
     const uint64_t h = nodes_[n].handle;

@@ -22,6 +22,8 @@ public:
     // of the partner it matched, or nothing when it waits.
     std::optional<uint64_t> post(bool is_send, int32_t sender, int32_t receiver, int32_t tag, uint64_t handle);
     size_t waiting() const { return waiting_; }
+    // Whether posts of one side (sends if `sends`, else recvs) wait on channel (sender -> receiver, tag).
+    bool has_waiting(bool sends, int32_t sender, int32_t receiver, int32_t tag) const;
     // Starts loading the memory a post to this channel will look at first (the simulators prefetch soon posts).
     void prefetch(int32_t sender, int32_t receiver, int32_t tag) const;
     // Some waiting post (for error messages): (is_send, sender, receiver, tag, handle); nothing if none waits.

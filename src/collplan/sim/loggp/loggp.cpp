@@ -58,8 +58,8 @@ namespace {
 enum EvType : uint8_t { kOp = 0, kMsg = 1 };
 struct Ev {
     uint32_t a;  // kOp: rank; kMsg: message index
-    uint32_t b;  // kOp: op index
-    uint8_t type;
+    uint32_t b;  // kOp: op index; kMsg: the receiver (so that prefetching need not read the message first)
+    uint8_t kind;
 };
 struct Msg {
     int32_t src, dst, tag;
@@ -87,8 +87,25 @@ private:
     Time& nextgs(int r, int n) { return clocks(r)[p_.cpus + 2 * n]; }
     Time& nextgr(int r, int n) { return clocks(r)[p_.cpus + 2 * n + 1]; }
     uint64_t bytes(int r, uint32_t k) const { return op_bytes(cur_[r].units(k), m_); }
-    Time body(uint64_t s, double per_byte) const { return bytes_time(static_cast<double>(s > 0 ? s - 1 : 0), per_byte); }
-    Time local_time(int r, uint32_t k) const;
+    // (s - 1) O and (s - 1) G of a message of s bytes, remembered for the last size (collectives repeat sizes).
+    struct Bodies {
+        uint64_t s = ~uint64_t{0};
+        Time O, G;
+    };
+    const Bodies& bodies(uint64_t s) {
+        if (s != bodies_.s) {
+            const double b = static_cast<double>(s > 0 ? s - 1 : 0);
+            bodies_ = Bodies{s, bytes_time(b, p_.O_ps), bytes_time(b, p_.G_ps)};
+        }
+        return bodies_;
+    }
+    Time local_time(int r, uint32_t k);
+    struct LocalMemo {
+        bool valid = false;
+        OpKind kind = OpKind::calc;
+        uint64_t s = 0;
+        Time t;
+    };
 
     void on_send(Time t, uint64_t seq, int r, uint32_t k);
     void on_recv(Time t, int r, uint32_t k);
@@ -98,7 +115,10 @@ private:
     void rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t);
     void complete(int r, uint32_t k, Time done);
     void flush_freed();
+    bool post_now(int r, uint32_t k, const Op& o);
     void prefetch() const;
+    void prefetch_late(const EventQueue<Ev>::Entry& e) const;
+    void prefetch_next_group(const EventQueue<Ev>::Entry& e) const;
     [[noreturn]] void report_stuck() const;
 
     const Schedule& s_;
@@ -111,6 +131,8 @@ private:
     const size_t stride_;
     std::vector<Time> clock_;
     Matcher match_;
+    std::vector<uint32_t> matching_;  // per rank: queued events that post to its matching (messages to it, its recvs)
+    Time now_;                        // the time of the event being handled
     std::vector<Msg> msgs_;
     std::vector<uint32_t> free_msgs_;
     EventQueue<Ev> q_;
@@ -120,6 +142,8 @@ private:
     Time barrier_latest_;
     uint64_t done_ops_ = 0, messages_ = 0;
     size_t peak_state_ = 0;
+    Bodies bodies_;
+    LocalMemo local_;
 };
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
@@ -128,16 +152,24 @@ LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, 
     cur_.reserve(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
+    matching_.assign(static_cast<size_t>(P_), 0);
 }
 
-Time LogGPSim::local_time(int r, uint32_t k) const {
-    const double b = static_cast<double>(bytes(r, k));
-    switch (op(r, k).kind) {
-        case OpKind::copy: return Time::seconds(model_.copy_s(b));
-        case OpKind::reduce: return Time::seconds(model_.reduce_s(b));
-        case OpKind::calc: return Time::seconds(model_.calc_s(b));
-        default: return Time::zero();
+// The model's time of local op k of rank r, remembered for the last kind and size.
+Time LogGPSim::local_time(int r, uint32_t k) {
+    const uint64_t s = bytes(r, k);
+    const OpKind kind = op(r, k).kind;
+    if (local_.valid && local_.s == s && local_.kind == kind) return local_.t;
+    const double b = static_cast<double>(s);
+    Time t = Time::zero();
+    switch (kind) {
+        case OpKind::copy: t = Time::seconds(model_.copy_s(b)); break;
+        case OpKind::reduce: t = Time::seconds(model_.reduce_s(b)); break;
+        case OpKind::calc: t = Time::seconds(model_.calc_s(b)); break;
+        default: break;
     }
+    local_ = LocalMemo{true, kind, s, t};
+    return t;
 }
 
 // Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order.
@@ -152,36 +184,72 @@ void LogGPSim::flush_freed() {
         const Op& o = op(r, k);
         Time t = max(cur_[r].ready_time(k), nexto(r, cpu(o)));
         if (o.kind == OpKind::send) t = max(t, nextgs(r, nic(o)));
+        if (o.kind == OpKind::recv) {
+            if (t == now_ && post_now(r, k, o)) continue;
+            ++matching_[r];
+        }
         q_.push(t, Ev{static_cast<uint32_t>(r), k, kOp});
     }
     freed_.clear();
 }
 
+// A recv due now is posted at once, without an event, when that is exactly what its event would do: no message
+// to r and no recv of r is queued (so none can be handled before its turn -- a message sent from now on arrives
+// after o + L > 0) and no message waits for it (posting only records it; a match would complete ops, whose events
+// must be numbered in their turn). Saves one event per recv in lock-step schedules.
+bool LogGPSim::post_now(int r, uint32_t k, const Op& o) {
+    if (matching_[r] != 0 || p_.o + p_.L <= Time::zero() || match_.has_waiting(true, o.peer, r, o.tag())) return false;
+    match_.post(false, o.peer, r, o.tag(), k);
+    return true;
+}
+
 // 65,536 ranks in lock step touch 65,536 cursors, programs and message records per step: start loading those of
-// the events a few places ahead while this one is processed, in three stages so that every stage reads only what
-// the previous one prefetched (the cursor and message record, then the op, then its segments or matching slot).
+// the events a few places ahead while this one is processed, in stages so that every stage reads only what an
+// earlier one prefetched (the cursor and message record, then the op, then its segments, matching line or the
+// next group's ops, then the matching line of a recv that the next group will post at once).
 void LogGPSim::prefetch() const {
     if (const auto* e = q_.upcoming(24)) {
-        if (e->p.type == kMsg) {
-            __builtin_prefetch(&msgs_[e->p.a]);
-        } else {
-            __builtin_prefetch(&cur_[e->p.a]);
-        }
+        if (e->p().kind == kMsg) __builtin_prefetch(&msgs_[e->a]);
+        else __builtin_prefetch(&cur_[e->a]);
     }
     if (const auto* e = q_.upcoming(16)) {
-        const uint32_t r = e->p.type == kMsg ? static_cast<uint32_t>(msgs_[e->p.a].dst) : e->p.a;
-        if (e->p.type == kMsg) __builtin_prefetch(&cur_[r]);
-        else __builtin_prefetch(&cur_[r].op(e->p.b));
+        const bool msg = e->p().kind == kMsg;
+        const uint32_t r = msg ? e->b : e->a;
+        if (msg) __builtin_prefetch(&cur_[r]);
+        else __builtin_prefetch(&cur_[r].op(e->b));
         __builtin_prefetch(clocks(static_cast<int>(r)));
+        __builtin_prefetch(&matching_[r]);
     }
-    if (const auto* e = q_.upcoming(8)) {
-        if (e->p.type == kMsg) {
-            const Msg& m = msgs_[e->p.a];
-            return match_.prefetch(m.src, m.dst, m.tag);
-        }
-        const Op& o = op(static_cast<int>(e->p.a), e->p.b);
-        if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e->p.a), o.tag());
-        __builtin_prefetch(cur_[e->p.a].cursor().segs() + o.seg_begin);
+    if (const auto* e = q_.upcoming(8)) prefetch_late(*e);
+    if (const auto* e = q_.upcoming(4)) prefetch_next_group(*e);
+}
+
+void LogGPSim::prefetch_late(const EventQueue<Ev>::Entry& e) const {
+    if (e.p().kind == kMsg) {
+        const Msg& m = msgs_[e.a];
+        return match_.prefetch(m.src, m.dst, m.tag);
+    }
+    const Op& o = op(static_cast<int>(e.a), e.b);
+    if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e.a), o.tag());
+    if (o.kind == OpKind::send) __builtin_prefetch(&matching_[o.peer]);
+    const RankCursor& c = cur_[e.a].cursor();
+    __builtin_prefetch(c.segs() + o.seg_begin);
+    if (c.remaining() == 1 && c.group_end() < c.size()) {  // the last op of its group: the next group opens
+        const char* next = reinterpret_cast<const char*>(c.ops() + c.group_end());
+        __builtin_prefetch(next);
+        __builtin_prefetch(next + 64);
+    }
+}
+
+// The op of `e` is the last of its group: the recvs among the next group's first ops will be posted at once.
+void LogGPSim::prefetch_next_group(const EventQueue<Ev>::Entry& e) const {
+    if (e.p().kind == kMsg) return;
+    const RankCursor& c = cur_[e.a].cursor();
+    if (c.remaining() != 1) return;
+    const uint32_t end = std::min(c.size(), c.group_end() + 2);
+    for (uint32_t k = c.group_end(); k < end; ++k) {
+        const Op& o = c.op(k);
+        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(e.a), o.tag());
     }
 }
 
@@ -202,8 +270,9 @@ SimResult LogGPSim::run() {
     }
     while (!q_.empty()) {
         const auto e = q_.pop();
+        now_ = e.t;
         prefetch();
-        if (e.p.type == kMsg) {
+        if (e.p.kind == kMsg) {
             on_msg(e.t, e.seq, e.p.a);
         } else {
             const int r = static_cast<int>(e.p.a);
@@ -240,19 +309,22 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     const Time avail = max(nexto(r, c), nextgs(r, n));
     if (avail > t) return q_.push_keep(avail, seq, Ev{static_cast<uint32_t>(r), k, kOp});
     const uint64_t s = bytes(r, k);
-    nexto(r, c) = t + p_.o + body(s, p_.O_ps);
-    nextgs(r, n) = t + p_.g + body(s, p_.G_ps);
+    const Bodies& b = bodies(s);
+    nexto(r, c) = t + p_.o + b.O;
+    nextgs(r, n) = t + p_.g + b.G;
     uint32_t m;
     if (!free_msgs_.empty()) m = free_msgs_.back(), free_msgs_.pop_back();
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
     msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
     ++messages_;
-    q_.push(t + p_.o + p_.L, Ev{m, 0, kMsg});
+    q_.push(t + p_.o + p_.L, Ev{m, static_cast<uint32_t>(o.peer), kMsg});
+    ++matching_[o.peer];
     if (static_cast<int64_t>(s) <= p_.S) complete(r, k, nexto(r, c));
 }
 
 void LogGPSim::on_recv(Time t, int r, uint32_t k) {
     const Op& o = op(r, k);
+    --matching_[r];
     const auto m = match_.post(false, o.peer, r, o.tag(), k);
     if (!m) return;  // posted; the arrival completes it
     const Msg msg = msgs_[*m];
@@ -265,9 +337,11 @@ void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
     const Msg msg = msgs_[m];
     const int r = msg.dst, c = msg.cpu % p_.cpus, n = msg.nic % p_.nics;
     const Time avail = max(nexto(r, c), nextgr(r, n));
-    if (avail > t) return q_.push_keep(avail, seq, Ev{m, 0, kMsg});
-    nexto(r, c) = t + p_.o + max(body(msg.bytes, p_.O_ps), body(msg.bytes, p_.G_ps));
-    nextgr(r, n) = t + p_.g + body(msg.bytes, p_.G_ps);
+    if (avail > t) return q_.push_keep(avail, seq, Ev{m, static_cast<uint32_t>(r), kMsg});
+    --matching_[r];
+    const Bodies& b = bodies(msg.bytes);
+    nexto(r, c) = t + p_.o + max(b.O, b.G);
+    nextgr(r, n) = t + p_.g + b.G;
     const auto k = match_.post(true, msg.src, r, msg.tag, m);
     if (!k) return;  // unexpected: waits for its recv
     free_msgs_.push_back(m);

@@ -27,23 +27,26 @@ namespace {
 enum Kind : uint8_t { kArrive = kNetworkKinds, kOutFree, kWake, kNicReady, kDeliver, kLeft };
 constexpr uint32_t kNone = 0xffffffffu;
 
-struct Packet {
+struct alignas(64) Packet {
     uint32_t msg;      // host message id
     uint32_t bytes;    // on the wire: payload + header
     uint32_t in_ch;    // the channel whose downstream buffer holds the packet now
-    uint16_t hop;      // index of the next route link (== route length: eject)
+    uint16_t hop;      // index of the next route hop (its last: eject)
     uint8_t vc;
     bool last;         // the last packet of its message
     bool requested;    // waits in the requests of its next output
-    uint32_t held;     // credit bytes it holds in its buffer
+    uint32_t held;     // credit bytes it holds in a buffer (the same at every hop)
     uint32_t gen;      // numbers its kArrive events (a stale one is ignored)
+    const uint32_t* hops;  // its message's route (PMsg::hops; stays put while the message has packets)
     Time ready;        // may leave its router from then on
     Time tail_in;      // its tail has fully arrived by then
 };
+static_assert(sizeof(Packet) == 64, "a packet is one cache line");
 
 struct PMsg {
-    std::vector<int32_t> links;   // the route
-    std::vector<uint8_t> cls;     // VC class of each route link's downstream buffer
+    // The route: per hop (output channel << 1 | VC class of its downstream buffer), the links of the topology's
+    // route, then the ejection channel (class 0).
+    std::vector<uint32_t> hops;
     uint32_t eject = 0;           // ejection channel
     uint32_t nic = 0;             // global NIC index (= its injection channel - L)
     uint64_t left = 0;            // payload bytes not yet packetised
@@ -77,6 +80,7 @@ struct VcChoice {
 struct Channel {
     double ps_per_byte = 0;
     Time latency;                     // wire delay (links only)
+    Time flit_time, full_time;        // xfer() of one flit and of a full packet (mtu + header), computed once
     Time busy_until;
     uint32_t rr = 0;                  // round-robin pointer over input channels
     bool free_pending = false, stalled = false, wake_pending = false;
@@ -112,6 +116,9 @@ private:
                                                                           : flits(bytes));
     }
     Time xfer(uint32_t ch, uint64_t bytes) const { return bytes_time(static_cast<double>(bytes), ch_[ch].ps_per_byte); }
+    Time packet_time(const Channel& c, uint32_t bytes) const {  // xfer() of a packet, full ones looked up
+        return bytes == full_bytes_ ? c.full_time : bytes_time(static_cast<double>(bytes), c.ps_per_byte);
+    }
 
     void classify_links(const Topology& topo);
     void route(PMsg& pm, const Message& m) const;
@@ -137,6 +144,7 @@ private:
     const int P_, ports_, vcs_;
     const uint32_t L_;
     const uint64_t flit_;
+    const uint32_t full_bytes_;   // a full packet: mtu + header
     const bool split_;            // dateline classes on a torus
     const Time router_latency_;
     const Time overhead_;
@@ -165,6 +173,7 @@ PacketNet::PacketNet(const Topology& topo, const NetParams& net, int ports, SimQ
                      const SimOptions& opt)
     : net_(net), q_(q), host_(host), P_(topo.nodes()), ports_(ports), vcs_(net.vcs),
       L_(static_cast<uint32_t>(topo.num_links())), flit_(net.flit),
+      full_bytes_(static_cast<uint32_t>(net.mtu + net.header)),
       split_(net.dateline && (topo.kind() == TopoKind::torus || topo.kind() == TopoKind::ring)),
       router_latency_(Time::seconds(net.router_latency_s)), overhead_(Time::seconds(net.overhead_s)),
       link_ps_per_byte_(net.link_s_per_byte * 1e12), topo_(topo), rng_(opt.seed * 0x9e3779b97f4a7c15ull + 1),
@@ -181,6 +190,8 @@ PacketNet::PacketNet(const Topology& topo, const NetParams& net, int ports, SimQ
     for (size_t c = 0; c < n; ++c) {
         ch_[c].ps_per_byte = c < L_ ? link_ps_per_byte_ : is_eject(static_cast<uint32_t>(c)) ? ejc : inj;
         ch_[c].latency = c < L_ ? Time::seconds(net.link_latency_s) : Time::zero();
+        ch_[c].flit_time = xfer(static_cast<uint32_t>(c), flit_);
+        ch_[c].full_time = xfer(static_cast<uint32_t>(c), full_bytes_);
     }
     credits_.assign(n * vcs_, static_cast<int32_t>(net.buffer / flit_ * flit_));
     fifo_.resize(n * vcs_);
@@ -211,7 +222,7 @@ size_t PacketNet::state_bytes() const {
     size_t b = ch_.capacity() * sizeof(Channel) + credits_.capacity() * 4 + fifo_.capacity() * sizeof(fifo_[0]) +
                owner_.capacity() * 4 + nics_.capacity() * sizeof(Nic) + msgs_.capacity() * sizeof(PMsg) +
                peak_packets_ * sizeof(Packet) + (link_bytes_.capacity() + link_busy_ps_.capacity()) * 8;
-    for (const PMsg& m : msgs_) b += m.links.capacity() * 4 + m.cls.capacity();
+    for (const PMsg& m : msgs_) b += m.hops.capacity() * 4;
     return b;
 }
 
@@ -222,40 +233,37 @@ std::string PacketNet::stuck() const {
                 ? " (a torus needs dateline=1 and vcs >= 2)" : "");
 }
 
-uint32_t PacketNet::next_out(const Packet& p) const {
-    const PMsg& m = msgs_[p.msg];
-    return p.hop < m.links.size() ? static_cast<uint32_t>(m.links[p.hop]) : m.eject;
-}
+uint32_t PacketNet::next_out(const Packet& p) const { return p.hops[p.hop] >> 1; }
 
+// The route's hops, then the ejection channel `pm.eject`.
 void PacketNet::route(PMsg& pm, const Message& m) const {
-    pm.links.clear();
-    pm.cls.clear();
+    pm.hops.clear();
     int dim = -1;
-    uint8_t cls = 0;
+    uint32_t cls = 0;
     for (const Link& l : topo_.route(m.src, m.dst, m.ties)) {
-        pm.links.push_back(l.id);
         if (split_) {
             if (link_dim_[l.id] != dim) dim = link_dim_[l.id], cls = 0;
             if (link_wrap_[l.id]) cls = 1;
         }
-        pm.cls.push_back(cls);
+        pm.hops.push_back(static_cast<uint32_t>(l.id) << 1 | cls);
     }
+    pm.hops.push_back(pm.eject << 1);
 }
 
 void PacketNet::start(uint32_t id, const Message& m, Time now) {
     if (msgs_.size() <= id) msgs_.resize(id + 1);
     PMsg& pm = msgs_[id];
-    route(pm, m);
     const int j = m.send_port;
     const int ej_port = m.recv_port_hint >= 0 ? m.recv_port_hint % ports_ : j;
     pm.eject = ej(m.dst, ej_port);
+    route(pm, m);
     pm.nic = inj(m.src, j) - L_;
     pm.left = static_cast<uint64_t>(std::ceil(m.bytes - 1e-9));
     pm.delivered = now;
     pm.undelivered = static_cast<uint32_t>(std::max<uint64_t>(1, (pm.left + net_.mtu - 1) / net_.mtu));
     const double full = static_cast<double>(std::min<uint64_t>(pm.left, net_.mtu) + net_.header);
     if (net_.pacing == Pacing::hops)
-        pm.interval = bytes_time(full * net_.pacing_factor * static_cast<double>(pm.links.size()), link_ps_per_byte_);
+        pm.interval = bytes_time(full * net_.pacing_factor * static_cast<double>(pm.hops.size() - 1), link_ps_per_byte_);
     q_.push(now + overhead_, SimEvent{id, 0, kNicReady});
 }
 
@@ -375,12 +383,13 @@ void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
     k.last = pm.left == 0;
     k.requested = false;
     k.held = static_cast<uint32_t>(need(k.bytes));
+    k.hops = pm.hops.data();
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
-    fifo_[at(ch, vc)].push_back(p);
-    const Time end = now + xfer(ch, k.bytes);
+    if (!net_.voq) fifo_[at(ch, vc)].push_back(p);
+    const Time end = now + packet_time(c, k.bytes);
     c.busy_until = end;
-    k.ready = now + xfer(ch, flit_) + router_latency_;
+    k.ready = now + c.flit_time + router_latency_;
     k.tail_in = end;
     q_.push(k.ready, SimEvent{p, ++k.gen, kArrive});
     if (net_.pacing == Pacing::gap) n.next_allowed = end + Time::seconds(net_.pacing_gap_s);
@@ -395,17 +404,18 @@ void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
 
 void PacketNet::arrive(uint32_t p, Time now) {
     const Packet& k = packets_[p];
+    if (k.requested) return;
+    if (net_.voq) return request(p, now);
     const std::vector<uint32_t>& f = fifo_[at(k.in_ch, k.vc)];
-    if (!k.requested && (net_.voq || (!f.empty() && f.front() == p))) request(p, now);
+    if (!f.empty() && f.front() == p) request(p, now);
 }
 
 void PacketNet::request(uint32_t p, Time now) {
     Packet& k = packets_[p];
     const uint32_t out = next_out(k);
     k.requested = true;
-    const PMsg& m = msgs_[k.msg];
-    const uint8_t cls = k.hop < m.cls.size() ? m.cls[k.hop] : 0;
-    ch_[out].requests.push_back(Request{p, k.in_ch, need(k.bytes), cls});
+    const uint8_t cls = static_cast<uint8_t>(k.hops[k.hop] & 1);
+    ch_[out].requests.push_back(Request{p, k.in_ch, static_cast<int32_t>(k.held), cls});
     try_output(out, now);
 }
 
@@ -453,7 +463,7 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
     Packet& k = packets_[p];
     k.requested = false;
     ++k.gen;  // a kArrive still queued for this hop (it was requested early, at the same time) is stale now
-    const Time end = max(now + xfer(ch, k.bytes), k.tail_in);
+    const Time end = max(now + packet_time(c, k.bytes), k.tail_in);
     c.busy_until = end;
     c.rr = k.in_ch;
     if (!c.requests.empty() && !c.free_pending) c.free_pending = true, q_.push(end, SimEvent{ch, 0, kOutFree});
@@ -464,30 +474,30 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
     }
     leave_buffer(p, end, now);
     if (is_eject(ch)) return deliver(p, end);
-    k.held = static_cast<uint32_t>(need(k.bytes));
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
-    fifo_[at(ch, vc)].push_back(p);
+    if (!net_.voq) fifo_[at(ch, vc)].push_back(p);
     k.in_ch = ch;
     k.vc = static_cast<uint8_t>(vc);
     ++k.hop;
-    k.ready = now + xfer(ch, flit_) + c.latency + router_latency_;
+    k.ready = now + c.flit_time + c.latency + router_latency_;
     k.tail_in = end + c.latency;
     q_.push(k.ready, SimEvent{p, k.gen, kArrive});
 }
 
 // Packet p starts leaving its buffer now; its tail is out at `tail_out`. The credit goes back to the buffer's
-// sender, and without virtual output queues the next packet of that VC may compete for its output.
+// sender, and without virtual output queues the next packet of that VC may compete for its output (the FIFOs of
+// the buffers are kept only then: with virtual output queues nothing reads them).
 void PacketNet::leave_buffer(uint32_t p, Time tail_out, Time now) {
     const Packet& k = packets_[p];
     const uint32_t in = k.in_ch;
-    std::vector<uint32_t>& f = fifo_[at(in, k.vc)];
-    f.erase(std::find(f.begin(), f.end(), p));
     const Time back = tail_out + ch_[in].latency;
     ch_[in].returning.push_back(Credit{back, k.held, k.vc});
     if (ch_[in].stalled) wake(in, back);
-    if (!net_.voq && !f.empty() && !packets_[f.front()].requested && packets_[f.front()].ready <= now)
-        request(f.front(), now);
+    if (net_.voq) return;
+    std::vector<uint32_t>& f = fifo_[at(in, k.vc)];
+    f.erase(std::find(f.begin(), f.end(), p));
+    if (!f.empty() && !packets_[f.front()].requested && packets_[f.front()].ready <= now) request(f.front(), now);
 }
 
 // Packet p is on the ejection channel, its tail reaches the NIC at `end`; it needs no more events. The message
