@@ -4,12 +4,29 @@ from __future__ import annotations
 import io
 
 
+def _finish(fig, ax, path: str, ylabel: str, title: str, legend_size: int) -> None:
+    """Log time axis, labels, grid and legend; the PNG written atomically."""
+    import matplotlib.pyplot as plt
+
+    from .cli import atomic_write
+
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+
+
 def plot_estimates(rows, path: str, title: str = "") -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from .cli import atomic_write
 
     from .api import row_labels
 
@@ -25,17 +42,7 @@ def plot_estimates(rows, path: str, title: str = "") -> None:
         from ._core import format_bytes
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(x) if x >= 1 else ""))
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("time (s)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
+    _finish(fig, ax, path, "time (s)", title, legend_size=8)
 
 
 def plot_plan(plan, path: str) -> None:
@@ -47,8 +54,6 @@ def plot_plan(plan, path: str) -> None:
     from matplotlib.ticker import FuncFormatter
 
     from ._core import format_bytes
-    from .cli import atomic_write
-
     sizes = [max(n, 1) for n in plan.sizes]
     best = [min(t[j] for t in plan.times if t[j] is not None) for j in range(len(sizes))]
     shown = {r.winner for r in plan.ranges} | {r.runner_up for r in plan.ranges if r.runner_up}
@@ -67,14 +72,5 @@ def plot_plan(plan, path: str) -> None:
     if len(sizes) > 1 and sizes[-1] > sizes[0]:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(x) if x >= 1 else ""))
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("time / best time at that size")
-    ax.set_title(f"{plan.collective}, P={plan.ranks} on {plan.topology}, {plan.machine}, {plan.evaluator}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
+    _finish(fig, ax, path, "time / best time at that size",
+            f"{plan.collective}, P={plan.ranks} on {plan.topology}, {plan.machine}, {plan.evaluator}", legend_size=7)
