@@ -243,48 +243,40 @@ def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, 
 
 
 # ------------------------------------------------------------------------------------------ collectives
-def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
-                   wisdom: str | None = None, **params) -> Request:
+def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params) -> Request:
+    """allgather and alltoall: recvbuf holds P equal blocks; sendbuf one block (allgather) or P (alltoall)."""
     MPI, mod = backend()
     out = _array(recvbuf, "recvbuf", writable=True)
     if out.nbytes % comm.Get_size():
         raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
     block = out.nbytes // comm.Get_size()
+    want = block if collective == "allgather" else out.nbytes
     send = None
     if not _in_place(sendbuf):
         send = _array(sendbuf, "sendbuf")
-        if send.nbytes != block:
-            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {block} per rank")
+        if send.nbytes != want:
+            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {want}"
+                                + (" per rank" if collective == "allgather" else ""))
     if algorithm == "auto":
-        chosen = _auto(comm, "allgather", block, params, wisdom)
+        chosen = _auto(comm, collective, block, params, wisdom)
         if chosen is None:
-            return NativeRequest(lambda: comm.Iallgather(MPI.IN_PLACE if send is None else send, out), (send, out))
+            start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
+            return NativeRequest(lambda: start(MPI.IN_PLACE if send is None else send, out), (send, out))
         algorithm, params = chosen
-    native = mod.allgather_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
-                                _algorithm("allgather", algorithm), _params(params), mode)
+    init = mod.allgather_init if collective == "allgather" else mod.alltoall_init
+    native = init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
+                  _algorithm(collective, algorithm), _params(params), mode)
     return Request(native, (send, out))
+
+
+def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
+                   wisdom: str | None = None, **params) -> Request:
+    return _block_init("allgather", comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
 
 
 def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
                   wisdom: str | None = None, **params) -> Request:
-    MPI, mod = backend()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    if out.nbytes % comm.Get_size():
-        raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
-    block = out.nbytes // comm.Get_size()
-    send = None
-    if not _in_place(sendbuf):
-        send = _array(sendbuf, "sendbuf")
-        if send.nbytes != out.nbytes:
-            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf has {out.nbytes}")
-    if algorithm == "auto":
-        chosen = _auto(comm, "alltoall", block, params, wisdom)
-        if chosen is None:
-            return NativeRequest(lambda: comm.Ialltoall(MPI.IN_PLACE if send is None else send, out), (send, out))
-        algorithm, params = chosen
-    native = mod.alltoall_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
-                               _algorithm("alltoall", algorithm), _params(params), mode)
-    return Request(native, (send, out))
+    return _block_init("alltoall", comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
 
 
 def _displs(counts, displs):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import algorithms, schedule, unsupported_op
+from .api import _ranks_and_topology, algorithms, schedule, unsupported_op
 from .machines import load_machine
 
 EVALUATORS = ("estimate", "simulate", "measure")
@@ -265,20 +265,12 @@ def setup(collective, ranks, topology, machine, sizes, op, evaluator) -> tuple[P
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
     m = load_machine(machine)
-    if not topology and ranks is None and m.topology:
-        topology = m.topology  # the machine's own network (e.g. paragon: torus:8x8)
-    if topology:
-        t = _core.Topology.parse(topology)
-        if ranks is not None:
-            t.check_ranks(ranks)
-        ranks, topology = t.nodes, t.spec
-    elif ranks is None:
-        raise CollplanError(f"give the number of ranks (--ranks P) or a topology (--topology T): machine "
-                            f"{m.name} has no topology of its own")
-    elif ranks < 1:
-        raise CollplanError(f"number of ranks {ranks} is invalid (allowed: >= 1)")
-    else:
-        topology = f"full:{ranks}"
+    if not topology and ranks is None:
+        if not m.topology:
+            raise CollplanError(f"give the number of ranks (--ranks P) or a topology (--topology T): machine "
+                                f"{m.name} has no topology of its own")
+        topology = m.topology  # the machine's own network (e.g. paragon: mesh:10x14)
+    ranks, topology = _ranks_and_topology(ranks, topology)
     size_list = [0] if collective == "barrier" else sorted(set(
         int(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(str(sizes)))))
     if collective == "allreduce" and any(n % 8 for n in size_list):

@@ -52,8 +52,8 @@ def cmd_plan(args) -> int:
         result = plan_measured(args.collective, args.machine, args.sizes, args.op, args.ranks, prune=args.prune,
                                keep=args.keep, reps=args.reps, target_s=parse_time(args.target),
                                native=not args.no_native, progress=not args.no_progress)
-        from mpi4py import MPI
-        if MPI.COMM_WORLD.Get_rank() != 0:
+        from ..mpi import backend
+        if backend()[0].COMM_WORLD.Get_rank() != 0:
             return 0
     else:
         result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
