@@ -117,7 +117,10 @@ public:
     std::string topology;             // topology spec it was generated for ("" = any)
     bool needs_commutative = false;   // allreduce: correct only for commutative operations
     bool needs_inverse = false;       // allreduce: uses reduce with opflag::inverse
-    bool idempotent_only = false;     // allreduce: correct only for idempotent operations (max, min, band, bor)
+    bool idempotent_only = false;     // allreduce: correct only for idempotent operations (reduction.hpp)
+    bool rank_consistent = false;     // allreduce: every rank's result element is the same expression (same
+                                      // operands, order and association), so floating-point results are bitwise
+                                      // equal on every rank; the verifier checks the claim (verify.hpp)
     // alltoallv: units of block i->j at matrix[i * P + j] (empty otherwise).
     std::vector<uint64_t> matrix;
 
