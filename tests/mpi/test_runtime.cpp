@@ -118,24 +118,54 @@ Affine affine_value(int rank, uint64_t i) { return {(rank * 7 + static_cast<int6
 double sum_value(int rank, uint64_t i) { return static_cast<double>((rank + 1) * 1000 + static_cast<int64_t>(i % 977)); }
 
 std::string allreduce_sum_case(const Choice& c, uint64_t count, bool in_place) {
-    std::vector<double> send(count), recv(count, -1.0);
-    for (uint64_t i = 0; i < count; ++i) send[i] = sum_value(me, i);
+    std::vector<int64_t> send(count), recv(count, -1);
+    for (uint64_t i = 0; i < count; ++i) send[i] = static_cast<int64_t>(sum_value(me, i));
     if (in_place) recv = send;
-    auto req = allreduce_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, world, c);
+    auto req = allreduce_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_INT64_T, MPI_SUM, world, c);
     req->start();
     req->wait();
     for (uint64_t i = 0; i < count; ++i) {
-        double want = 0;
-        for (int r = 0; r < P; ++r) want += sum_value(r, i);
+        int64_t want = 0;
+        for (int r = 0; r < P; ++r) want += static_cast<int64_t>(sum_value(r, i));
         if (recv[i] != want) return "element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " + std::to_string(want);
     }
+    return "";
+}
+
+// Doubles of very different magnitudes: the sum depends on the association, so every rank must hold rank 0's bits
+// -- or the runtime refuses a schedule that is not rank-consistent (and then the schedule must really not be).
+std::string allreduce_float_case(const Choice& c, uint64_t count) {
+    std::vector<double> send(count), recv(count, -1.0), root(count);
+    for (uint64_t i = 0; i < count; ++i) send[i] = (me % 3 == 0 ? 1e16 : me % 3 == 1 ? -1e16 : 1e-3) * (1.0 + 0.1 * static_cast<double>((i + static_cast<uint64_t>(me)) % 7));
+    std::unique_ptr<Request> req;
+    try {
+        req = allreduce_init(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, world, c);
+    } catch (const Error& e) {
+        if (std::string(e.what()).find("rank-consistent") == std::string::npos) return e.what();
+        const auto s = runtime_schedule(Collective::allreduce, P, c);
+        return s->rank_consistent ? "refused a rank-consistent schedule: " + std::string(e.what()) : "";
+    }
+    req->start();
+    req->wait();
+    root = recv;
+    MPI_Bcast(root.data(), static_cast<int>(count), MPI_DOUBLE, 0, world);
+    for (uint64_t i = 0; i < count; ++i)
+        if (std::memcmp(&root[i], &recv[i], sizeof(double)) != 0)
+            return "element " + std::to_string(i) + " differs from rank 0's bits";
     return "";
 }
 
 std::string allreduce_affine_case(const Choice& c, uint64_t count, MPI_Datatype type, MPI_Op op) {
     std::vector<Affine> send(count), recv(count, Affine{-1, -1});
     for (uint64_t i = 0; i < count; ++i) send[i] = affine_value(me, i);
-    auto req = allreduce_init(send.data(), recv.data(), count, type, op, world, c);
+    std::unique_ptr<Request> req;
+    try {  // a user operation needs a rank-consistent schedule
+        req = allreduce_init(send.data(), recv.data(), count, type, op, world, c);
+    } catch (const Error& e) {
+        if (std::string(e.what()).find("rank-consistent") == std::string::npos) throw;
+        const auto s = runtime_schedule(Collective::allreduce, P, c);
+        return s->rank_consistent ? "refused a rank-consistent schedule: " + std::string(e.what()) : "";
+    }
     req->start();
     req->wait();
     for (uint64_t i = 0; i < count; ++i) {
@@ -326,6 +356,7 @@ void test_algorithm(Tally& t, const Algorithm& a, MPI_Datatype affine_type, MPI_
                         continue;
                     }
                     run_case(t, name + " sum count=" + std::to_string(n), [&] { return allreduce_sum_case(c, n, false); });
+                    run_case(t, name + " double sum count=" + std::to_string(n), [&] { return allreduce_float_case(c, n); });
                     if (!comm_only)
                         run_case(t, name + " noncommutative count=" + std::to_string(n),
                                  [&] { return allreduce_affine_case(c, n, affine_type, affine); });

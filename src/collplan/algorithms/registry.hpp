@@ -79,6 +79,9 @@ struct Algorithm {
     std::vector<std::map<std::string, std::string>> sweep_params;  // parameter sets `verify --all` covers
                                                                     // (empty: the defaults only)
     std::function<std::vector<ParamSet>(const CandidateQuery&)> candidates;  // empty: the defaults only
+    // allreduce: parameter values that make the schedule rank-consistent where the default is not (empty when the
+    // default already is, or when no variant is); the runtime applies them to floating-point reductions.
+    std::map<std::string, std::string> rank_consistent_params;
 };
 
 class Registry {

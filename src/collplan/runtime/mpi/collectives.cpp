@@ -1,12 +1,15 @@
 // The collectives over MPI with per-communicator caches. See collectives.hpp.
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/check.hpp"
+#include "collplan/runtime/mpi/datatype.hpp"
+#include "collplan/schedule/reduction.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 
 #include "collplan/algorithms/registry.hpp"
-#include "collplan/verify/sweep.hpp"
 
 namespace collplan::mpi {
 
@@ -24,6 +27,7 @@ struct CommState {
         std::vector<std::unique_ptr<Execution>> idle;
         uint64_t last_use = 0;
     };
+    std::vector<std::string> topologies;  // the communicator's own shape(s), tried first (pick_topology)
     std::map<std::string, std::shared_ptr<const Schedule>> schedules;
     std::map<std::string, Entry> plans;
     uint64_t hits = 0, misses = 0;
@@ -54,6 +58,23 @@ int keyval() {
     return kv;
 }
 
+// COLLPLAN_TOPOLOGY, then the grid of a communicator made by MPI_Cart_create: a torus when every dimension is
+// periodic, else a mesh (a ring or line in one dimension); sides reversed as in dims_spec.
+std::vector<std::string> comm_topologies(MPI_Comm comm) {
+    std::vector<std::string> out;
+    if (const char* env = std::getenv("COLLPLAN_TOPOLOGY"); env && *env) out.emplace_back(env);
+    int kind = MPI_UNDEFINED, nd = 0;
+    if (MPI_Topo_test(comm, &kind) != MPI_SUCCESS || kind != MPI_CART || MPI_Cartdim_get(comm, &nd) != MPI_SUCCESS || nd < 1)
+        return out;
+    std::vector<int> dims(static_cast<size_t>(nd)), periods(static_cast<size_t>(nd)), coords(static_cast<size_t>(nd));
+    check(MPI_Cart_get(comm, nd, dims.data(), periods.data(), coords.data()), "MPI_Cart_get");
+    const bool torus = std::all_of(periods.begin(), periods.end(), [](int p) { return p != 0; });
+    std::string spec = nd == 1 ? (torus ? "ring:" : "line:") : (torus ? "torus:" : "mesh:");
+    for (int i = nd - 1; i >= 0; --i) spec += std::to_string(dims[static_cast<size_t>(i)]) + (i ? "x" : "");
+    out.push_back(spec);
+    return out;
+}
+
 std::shared_ptr<CommState> state_of(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL) throw Error("communicator is MPI_COMM_NULL (allowed: an intra-communicator)");
     int inter = 0;
@@ -70,31 +91,64 @@ std::shared_ptr<CommState> state_of(MPI_Comm comm) {
     MPI_Comm_get_attr(st->dup, MPI_TAG_UB, &ub, &has);
     const int tag_ub = has ? *static_cast<int*>(ub) : 32767;
     st->slots = std::max(1, (tag_ub + 1) / kTagWindow);
+    st->topologies = comm_topologies(comm);
     check(MPI_Comm_set_attr(comm, keyval(), new std::shared_ptr<CommState>(st)), "MPI_Comm_set_attr");
     return st;
 }
 
-// The topology the schedule is generated for: params["topology"], else full:P, else the first default family.
-Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+// MPI_Dims_create's shape for P ranks in `nd` dimensions, as collplan writes it (MPI numbers ranks row-major with
+// the last dimension fastest; collplan's first dimension is the fastest one, so the sides are reversed).
+std::string dims_spec(const char* kind, int P, int nd) {
+    std::vector<int> dims(static_cast<size_t>(nd), 0);
+    if (MPI_Dims_create(P, nd, dims.data()) != MPI_SUCCESS) return "";
+    std::string s = std::string(kind) + ":";
+    for (int i = nd - 1; i >= 0; --i) s += std::to_string(dims[static_cast<size_t>(i)]) + (i ? "x" : "");
+    return s;
+}
+
+// The shapes of a topology family for P ranks that the runtime tries: rings and lines of P, the hypercube when P is
+// a power of two, and the 2-D/3-D torus or mesh of MPI_Dims_create (and the 2-D one transposed).
+std::vector<std::string> family_shapes(const std::string& fam, int P) {
+    if (fam == "ring" || fam == "line" || fam == "full") return {fam + ":" + std::to_string(P)};
+    if (fam == "hypercube") {
+        if (P < 2 || (P & (P - 1))) return {};
+        return {"hypercube:" + std::to_string(std::countr_zero(static_cast<unsigned>(P)))};
+    }
+    const char* kind = fam.rfind("torus", 0) == 0 ? "torus" : "mesh";
+    const int nd = fam.find("3d") != std::string::npos ? 3 : 2;
+    const std::string spec = dims_spec(kind, P, nd);
+    if (nd == 3 || spec.empty()) return {spec};
+    const size_t colon = spec.find(':'), x = spec.find('x');
+    return {spec, spec.substr(0, colon + 1) + spec.substr(x + 1) + "x" + spec.substr(colon + 1, x - colon - 1)};
+}
+
+// The topology the schedule is generated for, the first that the algorithm applies to of: params["topology"];
+// the communicator's own (CommState::topologies: COLLPLAN_TOPOLOGY, MPI_Cart_create's grid); full:P; and the
+// shapes of the algorithm's default families (family_shapes).
+Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params,
+                       const std::vector<uint64_t>& matrix, const std::vector<std::string>& comm_topologies) {
     auto it = params.find("topology");
     if (it != params.end()) {
         Topology t = Topology::parse(it->second);
         params.erase(it);
         return t;
     }
-    std::vector<std::string> specs{"full:" + std::to_string(P)};
+    std::vector<std::string> specs = comm_topologies;
+    specs.push_back("full:" + std::to_string(P));
     for (const std::string& fam : a.default_topologies)
-        for (const std::string& spec : family_topologies(fam, P)) specs.push_back(spec);
+        for (const std::string& spec : family_shapes(fam, P))
+            if (!spec.empty()) specs.push_back(spec);
     const Params valid = validate_params(a, params);
-    std::string first_reason;
+    std::string reasons;
     for (const std::string& spec : specs) {
-        Topology t = Topology::parse(spec);
+        const Topology t = Topology::parse(spec);
+        if (t.nodes() != P) continue;
         const Problem p{a.collective, P, t, valid, matrix};
         const std::string why = a.applies ? a.applies(p) : "";
         if (why.empty()) return t;
-        if (first_reason.empty()) first_reason = why;
+        if (reasons.find(why) == std::string::npos) reasons += (reasons.empty() ? "" : "; ") + spec + ": " + why;
     }
-    throw Error(a.name + " does not apply to P=" + std::to_string(P) + ": " + first_reason);
+    throw Error(a.name + " does not apply to P=" + std::to_string(P) + " (tried " + reasons + ")");
 }
 
 const Algorithm& resolve(Collective c, const std::string& name) {
@@ -117,7 +171,7 @@ std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P,
     key += "|" + encode(matrix);
     auto it = st.schedules.find(key);
     if (it != st.schedules.end()) return it->second;
-    auto s = runtime_schedule(c, P, ch, matrix);
+    auto s = runtime_schedule(c, P, ch, matrix, st.topologies);
     if (st.schedules.size() >= kMaxPlans) st.schedules.clear();
     st.schedules.emplace(key, s);
     return s;
@@ -131,10 +185,17 @@ std::string shape_key(const CallShape& sh, Noncontig mode) {
 
 }  // namespace
 
-std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const std::vector<uint64_t>& matrix) {
+void check_choice(Collective c, const Choice& ch) {
+    auto params = ch.params;
+    if (auto it = params.find("topology"); it != params.end()) Topology::parse(it->second), params.erase(it);
+    validate_params(resolve(c, ch.algorithm), params);
+}
+
+std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const std::vector<uint64_t>& matrix,
+                                                 const std::vector<std::string>& comm_topologies) {
     const Algorithm& a = resolve(c, ch.algorithm);
     auto params = ch.params;
-    const Topology t = pick_topology(a, P, params, matrix);
+    const Topology t = pick_topology(a, P, params, matrix, comm_topologies);
     return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, matrix));
 }
 
@@ -184,15 +245,9 @@ struct RequestFactory {
         r.args_.op = op;
     }
 
-    // Input staging: in place (MPI_IN_PLACE or send == recv), or when the schedule writes its input.
-    static void set_input(Request& r, const void* send, void* recv, uint64_t in_offset) {
-        const bool in_place = send == MPI_IN_PLACE || send == recv;
-        r.stage_in_ = in_place || r.plan_->writes_input();
-        r.user_in_ = in_place ? recv : send;
-        r.in_offset_ = in_place ? in_offset : 0;
-        r.args_.out = recv;
-        if (r.stage_in_) r.staged_in_.resize(r.plan_->layout().in_extent());
-        r.args_.in = r.stage_in_ ? r.staged_in_.data() : send;
+    static void set_input(Request& r, const void* send, void* recv, uint64_t in_place_offset) {
+        r.in_place_offset_ = in_place_offset;
+        r.bind(send, recv);
     }
 };
 
@@ -214,6 +269,18 @@ void Request::start() {
         std::memcpy(staged_in_.data(), static_cast<const char*>(user_in_) + in_offset_, staged_in_.size());
     args_.tag_base = state_->next_tag_base();
     exec_->start(args_);
+}
+
+// Input staging: in place (MPI_IN_PLACE or send == recv), or when the schedule writes its input.
+void Request::bind(const void* send, void* recv) {
+    if (active()) throw Error("collplan request rebound while it runs (wait or test it first)");
+    const bool in_place = send == MPI_IN_PLACE || send == recv;
+    stage_in_ = in_place || plan_->writes_input();
+    user_in_ = in_place ? recv : send;
+    in_offset_ = in_place ? in_place_offset_ : 0;
+    args_.out = recv;
+    if (stage_in_) staged_in_.resize(plan_->layout().in_extent());
+    args_.in = stage_in_ ? staged_in_.data() : send;
 }
 
 bool Request::test() { return exec_->test(); }
@@ -264,53 +331,42 @@ std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_b
     return r;
 }
 
-std::string datatype_unsupported(MPI_Datatype type) {
-    int size = 0;
-    MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
-    if (MPI_Type_size(type, &size) != MPI_SUCCESS) return "invalid datatype";
-    MPI_Type_get_extent(type, &lb, &extent);
-    MPI_Type_get_true_extent(type, &tlb, &textent);
-    if (size <= 0) return "datatype of size 0";
-    if (lb != 0 || tlb != 0 || extent != size || textent != size)
-        return "datatype has holes or a non-zero lower bound (size " + std::to_string(size) + ", extent " +
-               std::to_string(extent) + ")";
-    return "";
-}
-
 std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op) {
-    int commutes = 1;
-    MPI_Op_commutative(op, &commutes);
-    if (s.needs_commutative && !commutes) return s.algorithm + " needs a commutative operation";
-    if (s.needs_inverse && !invertible(type, op))
-        return s.algorithm + " needs an invertible operation (MPI_SUM or MPI_BXOR on a predefined type)";
-    const bool idem = op == MPI_MAX || op == MPI_MIN || op == MPI_BAND || op == MPI_BOR || op == MPI_LAND || op == MPI_LOR;
-    if (s.idempotent_only && !idem) return s.algorithm + " needs an idempotent operation (max, min, band, bor, land, lor)";
+    const std::string name = op_name(op);
+    if (name == "replace" || name == "no_op") return "MPI_" + std::string(name == "replace" ? "REPLACE" : "NO_OP") + " is for one-sided communication only";
+    const ReductionOp& r = reduction_op(name);
+    if (s.needs_commutative && !r.commutative) return s.algorithm + " needs a commutative operation";
+    if (s.needs_inverse && !(r.invertible && integer_bytes(type) > 0))
+        return s.algorithm + " " + s.params + " takes contributions back out (allowed: MPI_SUM, MPI_BXOR on integer types)";
+    if (s.idempotent_only && !r.idempotent) return s.algorithm + " needs an idempotent operation (max, min, band, bor, land, lor, maxloc, minloc)";
+    if (!s.rank_consistent && !exact_reduction(type, op))
+        return s.algorithm + (s.params.empty() ? "" : " " + s.params) +
+               " is not rank-consistent, so ranks could get different bits (allowed here: a predefined operation on an integer type)";
     return "";
 }
 
-std::string op_name(MPI_Op op) {
-    const std::pair<MPI_Op, const char*> known[] = {
-        {MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_BAND, "band"},
-        {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}, {MPI_LAND, "land"}, {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"},
-        {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}, {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
-    for (const auto& [o, name] : known)
-        if (o == op) return name;
-    int commutes = 1;
-    MPI_Op_commutative(op, &commutes);
-    return commutes ? "user" : "noncommutative";
+// A reduction that needs rank-consistency the algorithm's default lacks runs its rank-consistent variant
+// (Algorithm::rank_consistent_params) unless the caller set those parameters itself.
+Choice consistent_choice(const Choice& c, MPI_Datatype type, MPI_Op op) {
+    if (c.schedule || exact_reduction(type, op)) return c;
+    const Algorithm& a = resolve(Collective::allreduce, c.algorithm);
+    Choice out = c;
+    for (const auto& [k, v] : a.rank_consistent_params) out.params.try_emplace(k, v);
+    return out;
 }
 
 std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
                                         MPI_Comm comm, const Choice& c) {
-    const std::string bad = datatype_unsupported(type);
-    if (!bad.empty()) throw Error("allreduce: " + bad + " (allowed: contiguous datatypes)");
-    int elem = 1;
-    MPI_Type_size(type, &elem);
+    const TypeInfo t = type_info(type);
+    if (t.lb != 0 || t.true_lb < 0 || t.extent <= 0 || t.true_lb + t.true_extent > t.extent)
+        throw Error("allreduce: datatype with lower bound " + std::to_string(t.lb) + ", extent " + std::to_string(t.extent) +
+                    " and true extent " + std::to_string(t.true_lb) + ".." + std::to_string(t.true_lb + t.true_extent) +
+                    " (allowed: lower bound 0 and data inside each element's extent)");
     CallShape sh;
     sh.collective = Collective::allreduce;
     sh.count = count;
-    sh.elem_bytes = static_cast<uint32_t>(elem);
-    auto r = RequestFactory::make(comm, Collective::allreduce, c, sh, {});
+    sh.elem_bytes = static_cast<uint32_t>(t.extent);
+    auto r = RequestFactory::make(comm, Collective::allreduce, consistent_choice(c, type, op), sh, {});
     const std::string why = reduction_unsupported(r->plan().schedule(), type, op);
     if (!why.empty()) throw Error("allreduce: " + why);
     RequestFactory::set_reduction(*r, type, op);

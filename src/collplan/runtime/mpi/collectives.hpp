@@ -11,9 +11,12 @@
 // of its non-blocking collectives), the schedules by (collective, algorithm, parameters, P) and the plans by
 // schedule and call shape (sizes; alltoallv: the whole count matrix, which every call gathers).
 //
-// Buffers are bytes except for allreduce (count elements of a contiguous datatype, reduced with MPI_Reduce_local,
-// so every predefined and user-defined MPI_Op works; operations that do not commute are refused by schedules
-// that need commutativity). MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
+// Buffers are bytes except for allreduce: count elements of a datatype with lower bound 0 whose data lie inside
+// each element's extent (elements `extent` bytes apart), reduced with MPI_Reduce_local, so every predefined and
+// user-defined MPI_Op works. Operations that do not commute are refused by schedules that need commutativity;
+// unless the reduction is exact (an integer type, datatype.hpp) only rank-consistent schedules run, and an
+// algorithm whose default is not rank-consistent runs its rank-consistent variant (Algorithm::
+// rank_consistent_params). MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
 #pragma once
 #include <mpi.h>
 
@@ -43,6 +46,9 @@ public:
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
+    // Points the request at other buffers of the same shape: the next start() reads `send` (MPI_IN_PLACE, or the
+    // same address as `recv`: the input is where MPI_IN_PLACE puts it in `recv`) and writes `recv`.
+    void bind(const void* send, void* recv);
     void start();
     bool test();
     void wait();
@@ -60,7 +66,8 @@ private:
     std::string key_;
     RunArgs args_;
     const void* user_in_ = nullptr;       // where the input really is
-    uint64_t in_offset_ = 0;              // in-place allgather: rank * bytes into the output
+    uint64_t in_offset_ = 0;              // in-place input: its offset in the output
+    uint64_t in_place_offset_ = 0;        // allgather: rank * bytes; others 0
     bool stage_in_ = false;
     std::vector<char> staged_in_;
     bool cached_ = false;
@@ -77,18 +84,19 @@ std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t c
 std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
 
 // The schedule a call with this choice runs on P ranks (not cached); throws Error when the algorithm does not
-// apply to P on any of its topologies.
+// apply to P on any topology tried: params["topology"]; `comm_topologies` (a communicator's own: COLLPLAN_TOPOLOGY,
+// its MPI_Cart_create grid); full:P; the ring, line, hypercube and the MPI_Dims_create torus/mesh of the
+// algorithm's default topology families.
 std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch,
-                                                 const std::vector<uint64_t>& matrix = {});
+                                                 const std::vector<uint64_t>& matrix = {},
+                                                 const std::vector<std::string>& comm_topologies = {});
 
-// The algorithm's reason not to run this reduction ("" when it can): commutativity, inverse, idempotence.
+// Throws Error unless the choice names a registered algorithm of collective `c` with valid parameters.
+void check_choice(Collective c, const Choice& ch);
+
+// The algorithm's reason not to run this reduction ("" when it can): commutativity, inverse (integer types only),
+// idempotence, and rank-consistency unless the reduction is exact (datatype.hpp).
 std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op);
-// The operation's name as wisdom files and `collplan plan --op` write it: sum, prod, max, min, band, bor, bxor,
-// land, lor, lxor, maxloc, minloc, replace, no_op; a user-defined operation is "user" when it commutes, else
-// "noncommutative".
-std::string op_name(MPI_Op op);
-// "" when `type` is a contiguous datatype without holes (what the executor moves as bytes), else why not.
-std::string datatype_unsupported(MPI_Datatype type);
 
 struct CacheStats {
     size_t schedules = 0, plans = 0;

@@ -1,6 +1,7 @@
 // The MPI executor. See executor.hpp.
 #include "collplan/runtime/mpi/executor.hpp"
 #include "collplan/runtime/mpi/check.hpp"
+#include "collplan/runtime/mpi/datatype.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -24,24 +25,11 @@ void sub(void* dst, const void* src, int n) {
     for (int i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] - s[i]);
 }
 
-// Element byte size of a predefined integer type, 0 otherwise.
-int integer_bytes(MPI_Datatype t) {
-    if (t == MPI_CHAR || t == MPI_SIGNED_CHAR || t == MPI_UNSIGNED_CHAR || t == MPI_INT8_T || t == MPI_UINT8_T || t == MPI_BYTE) return 1;
-    if (t == MPI_SHORT || t == MPI_UNSIGNED_SHORT || t == MPI_INT16_T || t == MPI_UINT16_T) return 2;
-    if (t == MPI_INT || t == MPI_UNSIGNED || t == MPI_INT32_T || t == MPI_UINT32_T) return 4;
-    if (t == MPI_LONG || t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG || t == MPI_UNSIGNED_LONG_LONG ||
-        t == MPI_INT64_T || t == MPI_UINT64_T)
-        return static_cast<int>(t == MPI_LONG || t == MPI_UNSIGNED_LONG ? sizeof(long) : 8);
-    return 0;
-}
-
 }  // namespace
 
-bool invertible(MPI_Datatype t, MPI_Op op) {
-    if (op == MPI_BXOR) return integer_bytes(t) > 0;
-    if (op != MPI_SUM) return false;
-    return integer_bytes(t) > 0 || t == MPI_DOUBLE || t == MPI_FLOAT || t == MPI_LONG_DOUBLE;
-}
+// Only on integer types (reduction.hpp): unsigned arithmetic wraps exactly like the sum did, so subtraction undoes
+// it bit for bit; on floating-point data a take-out is not exact and ranks would end with different bits.
+bool invertible(MPI_Datatype t, MPI_Op op) { return (op == MPI_SUM || op == MPI_BXOR) && integer_bytes(t) > 0; }
 
 bool reduce_inverse(void* dst, const void* src, int n, MPI_Datatype t, MPI_Op op) {
     if (!invertible(t, op)) return false;
@@ -52,14 +40,10 @@ bool reduce_inverse(void* dst, const void* src, int n, MPI_Datatype t, MPI_Op op
         for (long i = 0; i < static_cast<long>(n) * ib; ++i) d[i] ^= s[i];
         return true;
     }
-    // Unsigned arithmetic wraps exactly like the sum did, so subtraction undoes it for every integer type.
     if (ib == 1) sub<uint8_t>(dst, src, n);
     else if (ib == 2) sub<uint16_t>(dst, src, n);
     else if (ib == 4) sub<uint32_t>(dst, src, n);
-    else if (ib == 8) sub<uint64_t>(dst, src, n);
-    else if (t == MPI_DOUBLE) sub<double>(dst, src, n);
-    else if (t == MPI_FLOAT) sub<float>(dst, src, n);
-    else sub<long double>(dst, src, n);
+    else sub<uint64_t>(dst, src, n);
     return true;
 }
 
@@ -222,7 +206,9 @@ void Execution::start(const RunArgs& a) {
         int c = 1;
         check(MPI_Op_commutative(a.op, &c), "MPI_Op_commutative");
         commutative_ = c != 0;
-        check(MPI_Type_size(a.datatype, &elem_bytes_), "MPI_Type_size");
+        MPI_Aint lb = 0, extent = 1;  // elements lie `extent` apart (== size for contiguous types)
+        check(MPI_Type_get_extent(a.datatype, &lb, &extent), "MPI_Type_get_extent");
+        elem_bytes_ = static_cast<int>(extent);
     }
     reset();
     active_ = true;

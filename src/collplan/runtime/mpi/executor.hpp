@@ -10,7 +10,7 @@
 // dependency has completed. send/recv -> MPI_Isend/MPI_Irecv of bytes; each channel (direction, peer, tag) is
 // posted in program order, so the k-th send matches the k-th recv. copy -> memcpy. reduce -> MPI_Reduce_local,
 // dst = src (+) dst; `reverse` gives dst = dst (+) src (through a scratch copy when the operation does not
-// commute); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on the predefined integer and floating types).
+// commute); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on predefined integer types only).
 // calc -> nothing (it is modelled work). barrier -> a dissemination barrier of zero-byte messages on a tag of its
 // own. Messages use tags tag_base + schedule tag; the caller makes tag_base differ between runs that may overlap.
 // Non-contiguous messages (several chunks) are packed into a staging buffer, or sent with an MPI_Type_create_
@@ -139,8 +139,8 @@ private:
     std::vector<int> indices_;
 };
 
-// dst = dst (-) src for `count` elements, where possible: MPI_SUM on predefined arithmetic types, MPI_BXOR on
-// predefined integer types. Returns false (doing nothing) otherwise.
+// dst = dst (-) src for `count` elements, where exact: MPI_SUM and MPI_BXOR on predefined integer types (never on
+// floating-point data). Returns false (doing nothing) otherwise.
 bool reduce_inverse(void* dst, const void* src, int count, MPI_Datatype type, MPI_Op op);
 bool invertible(MPI_Datatype type, MPI_Op op);
 
