@@ -87,9 +87,14 @@ struct Config {
 };
 
 Config& config() {
-    static Config c;
+    static Config& c = *new Config;  // leaked: interceptors may run during static destruction
     return c;
 }
+
+// What the hot path reads, set once by MPI_Init (after_init): until then, and for a collective with no choice,
+// every call passes straight through to PMPI_.
+bool g_active[kNumFn] = {};
+bool g_stats_on = false;
 
 // With MPI_THREAD_MULTIPLE every interceptor that touches the caches holds this lock.
 bool g_locking = false;
@@ -161,9 +166,13 @@ private:
 HandleTable<TypeInfo>& g_types = *new HandleTable<TypeInfo>;  // leaked: outlives static destruction
 
 TypeInfo info_of(MPI_Datatype t) {
-    if (const TypeInfo* i = g_types.find(handle_key(t))) return *i;
+    static uint64_t last_key = 0;
+    static const TypeInfo* last = nullptr;
+    const uint64_t k = handle_key(t);
+    if (k == last_key && last) return *last;
+    if (const TypeInfo* i = g_types.find(k)) return last_key = k, last = i, *i;
     TypeInfo i = type_info(t);
-    if (i.predefined) g_types.insert(handle_key(t), std::make_unique<TypeInfo>(i));
+    if (i.predefined) g_types.insert(k, std::make_unique<TypeInfo>(i));
     return i;
 }
 
@@ -192,6 +201,9 @@ struct Shape {
 struct Entry {
     Shape shape;
     bool use = false;
+    bool fixed = false;             // the shape's datatype is predefined: `ti` never changes
+    TypeInfo ti;                    // allgather/alltoall: the receive type; allreduce: the type
+    uint64_t bytes = 0;             // allgather/alltoall: block bytes; allreduce: vector bytes
     Choice choice;                  // alltoallv: a request is made per call (the count matrix changes)
     std::unique_ptr<Request> req;   // the others: made once, rebound every call
     uint64_t* reason_count = nullptr;
@@ -218,14 +230,28 @@ HandleTable<CommEntry>& g_comms = *new HandleTable<CommEntry>;
 int g_keyval = MPI_KEYVAL_INVALID;
 bool g_agreed = false;  // MPI_Init found every rank's configuration equal
 
+uint64_t g_last_comm_key = 0;
+CommEntry* g_last_comm = nullptr;
+
 int forget_comm(MPI_Comm comm, int, void*, void*) {
     MaybeLock lock(g_locking);
     g_comms.erase(handle_key(comm));
+    g_last_comm = nullptr, g_last_comm_key = 0;
     return MPI_SUCCESS;
 }
 
-CommEntry* comm_entry(MPI_Comm comm) {
-    if (CommEntry* e = g_comms.find(handle_key(comm))) return e;
+CommEntry* new_comm_entry(MPI_Comm comm);
+
+inline CommEntry* comm_entry(MPI_Comm comm) {
+    const uint64_t k = handle_key(comm);
+    if (k == g_last_comm_key && g_last_comm) [[likely]] return g_last_comm;
+    CommEntry* e = g_comms.find(k);
+    if (!e) e = new_comm_entry(comm);
+    g_last_comm_key = k, g_last_comm = e;
+    return e;
+}
+
+CommEntry* new_comm_entry(MPI_Comm comm) {
     auto e = std::make_unique<CommEntry>();
     e->comm = comm;
     int inter = 1;
@@ -317,16 +343,46 @@ Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_O
     return ce.shapes.back().get();
 }
 
-int count_native(Fn f, const Entry* en, int rc) {
-    if (config().stats) {
+// Drops the entry `find` returned last (its datatype handle now names another type); returns null.
+Entry* forget_shape(CommEntry& ce) {
+    ce.shapes.erase(ce.shapes.begin() + static_cast<std::ptrdiff_t>(ce.last));
+    ce.last = 0;
+    return nullptr;
+}
+
+void count_native(Fn f, const Entry* en) {
+    if (g_stats_on) {
         ++g_stats.native[f];
         if (en && en->reason_count) ++*en->reason_count;
     }
-    return rc;
 }
 
+// The MPI library's own collectives, for int counts and (MPI-4) MPI_Count ones.
+int native_block(Fn f, const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
+    return f == kAllgather ? PMPI_Allgather(s, sc, st, r, rc, rt, c) : PMPI_Alltoall(s, sc, st, r, rc, rt, c);
+}
+int native_alltoallv(const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc, const int* rd,
+                     MPI_Datatype rt, MPI_Comm c) {
+    return PMPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, c);
+}
+int native_allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+    return PMPI_Allreduce(s, r, n, t, op, c);
+}
+#if MPI_VERSION >= 4
+int native_block(Fn f, const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt, MPI_Comm c) {
+    return f == kAllgather ? PMPI_Allgather_c(s, sc, st, r, rc, rt, c) : PMPI_Alltoall_c(s, sc, st, r, rc, rt, c);
+}
+int native_alltoallv(const void* s, const MPI_Count* sc, const MPI_Aint* sd, MPI_Datatype st, void* r, const MPI_Count* rc,
+                     const MPI_Aint* rd, MPI_Datatype rt, MPI_Comm c) {
+    return PMPI_Alltoallv_c(s, sc, sd, st, r, rc, rd, rt, c);
+}
+int native_allreduce(const void* s, void* r, MPI_Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+    return PMPI_Allreduce_c(s, r, n, t, op, c);
+}
+#endif
+
 int count_collplan(Fn f) {
-    if (config().stats) ++g_stats.collplan[f];
+    if (g_stats_on) ++g_stats.collplan[f];
     return MPI_SUCCESS;
 }
 
@@ -353,22 +409,33 @@ int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
 // -------------------------------------------------------------------------------------------- collectives
 // Allgather and alltoall: blocks of `bytes` (the type signature's size, equal on every rank). Non-contiguous
 // datatypes go through packed copies; in place with a non-contiguous receive type becomes a packed run.
-template <class Count, class Native>
-int allgather_like(Fn f, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount, MPI_Datatype rt,
-                   MPI_Comm comm, Native call_native) {
-    if (!config().active[f]) return count_native(f, nullptr, call_native());
+template <class Count>
+[[gnu::noinline]] int allgather_like(Fn f, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount, MPI_Datatype rt,
+                   MPI_Comm comm) {
+    if (!g_active[f]) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, call_native());
-    const TypeInfo ri = info_of(rt);
-    const uint64_t bytes = static_cast<uint64_t>(rcount) * static_cast<uint64_t>(ri.size);
+    if (!ce->intra) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
+    Entry* en = ce->find(f, static_cast<uint64_t>(rcount), 0, rt, MPI_OP_NULL);
+    if (!en || !en->fixed) {  // first call of this shape, or a derived datatype (asked every call)
+        const TypeInfo ri = info_of(rt);
+        if (en && en->ti.size != ri.size) en = forget_shape(*ce);  // a freed handle reused
+        if (!en) {
+            const uint64_t bytes = static_cast<uint64_t>(rcount) * static_cast<uint64_t>(ri.size);
+            en = decide(*ce, f, static_cast<uint64_t>(rcount), 0, rt, MPI_OP_NULL, bytes, [&](const Choice& ch) {
+                return f == kAllgather ? allgather_init(nullptr, nullptr, bytes, comm, ch) : alltoall_init(nullptr, nullptr, bytes, comm, ch);
+            });
+            en->bytes = bytes;
+        }
+        en->ti = ri, en->fixed = ri.predefined;
+    }
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr, call_native());  // erroneous: MPI reports it
-    Entry* en = decide(*ce, f, bytes, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, bytes, [&](const Choice& ch) {
-        return f == kAllgather ? allgather_init(nullptr, nullptr, bytes, comm, ch) : alltoall_init(nullptr, nullptr, bytes, comm, ch);
-    });
-    if (!en->use) return count_native(f, en, call_native());
+    const uint64_t bytes = en->bytes;
+    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);  // erroneous: MPI reports it
+    if (!en->use) return count_native(f, en), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
     if (bytes == 0) return count_collplan(f);  // nothing to move on any rank
+    if (direct(en->ti) && (in_place || st == rt || direct(info_of(st)))) return run(comm, f, *en->req, sbuf, rbuf);
+    const TypeInfo& ri = en->ti;
     const uint64_t P = static_cast<uint64_t>(ce->P), me = static_cast<uint64_t>(ce->rank);
     const uint64_t in_blocks = f == kAllgather ? 1 : P;
     const void* send = sbuf;
@@ -423,21 +490,21 @@ char* side(const Count* counts, const Displ* displs, MPI_Datatype t, const TypeI
 
 // Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
 // communicator and MPI_IN_PLACE, and a request is made per call from the cached choice.
-template <class Count, class Displ, class Native>
-int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st, void* rbuf,
-                   const Count* rcounts, const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm, Native call_native) {
+template <class Count, class Displ>
+[[gnu::noinline]] int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st, void* rbuf,
+                   const Count* rcounts, const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm) {
     const Fn f = kAlltoallv;
-    if (!config().active[f]) return count_native(f, nullptr, call_native());
+    if (!g_active[f]) [[likely]] return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, call_native());
+    if (!ce->intra) return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf) return count_native(f, nullptr, call_native());  // erroneous: MPI reports it
+    if (!in_place && sbuf == rbuf) return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);  // erroneous: MPI reports it
     Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
         check_choice(Collective::alltoallv, ch);
         return std::unique_ptr<Request>();
     });
-    if (!en->use) return count_native(f, en, call_native());
+    if (!en->use) return count_native(f, en), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
     const int P = ce->P;
     const TypeInfo ri = info_of(rt);
     std::vector<uint64_t> &sb = en->v[0], &sd = en->v[1], &rb = en->v[2], &rd = en->v[3];
@@ -467,21 +534,30 @@ int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls,
 // Allreduce: count elements of a datatype that is the same on every rank. Contiguous types run in place in the
 // user's buffers; others (lower bound 0, data inside each extent) run on copies laid out element by element and
 // only their data are copied back, so the holes of the receive buffer stay untouched.
-template <class Count, class Native>
-int allreduce_like(const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm, Native call_native) {
+template <class Count>
+[[gnu::noinline]] int allreduce_like(const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     const Fn f = kAllreduce;
-    if (!config().active[f]) return count_native(f, nullptr, call_native());
+    if (!g_active[f]) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, call_native());
-    const TypeInfo ti = info_of(t);
-    const uint64_t n = static_cast<uint64_t>(count), bytes = n * static_cast<uint64_t>(ti.size);
+    if (!ce->intra) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);
+    const uint64_t n = static_cast<uint64_t>(count);
+    Entry* en = ce->find(f, n, 0, t, op);
+    if (!en || !en->fixed) {  // first call of this shape, or a derived datatype (asked every call)
+        const TypeInfo ti = info_of(t);
+        if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = forget_shape(*ce);  // a freed handle reused
+        if (!en) {
+            const uint64_t bytes = n * static_cast<uint64_t>(ti.size);
+            en = decide(*ce, f, n, 0, t, op, bytes, [&](const Choice& ch) { return allreduce_init(nullptr, nullptr, n, t, op, comm, ch); });
+            en->bytes = bytes;
+        }
+        en->ti = ti, en->fixed = ti.predefined;
+    }
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr, call_native());  // erroneous: MPI reports it
-    Entry* en = decide(*ce, f, n, static_cast<uint64_t>(ti.extent), t, op, bytes, [&](const Choice& ch) {
-        return allreduce_init(nullptr, nullptr, n, t, op, comm, ch);
-    });
-    if (!en->use) return count_native(f, en, call_native());
+    const uint64_t bytes = en->bytes;
+    const TypeInfo& ti = en->ti;
+    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);  // erroneous: MPI reports it
+    if (!en->use) return count_native(f, en), native_allreduce(sbuf, rbuf, count, t, op, comm);
     if (bytes == 0) return count_collplan(f);
     if (ti.contiguous) return run(comm, f, *en->req, sbuf, rbuf);
     const uint64_t span = (n - 1) * static_cast<uint64_t>(ti.extent) + static_cast<uint64_t>(ti.true_lb + ti.true_extent);
@@ -496,14 +572,14 @@ int allreduce_like(const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MP
     return rc;
 }
 
-int barrier(MPI_Comm comm) {
+[[gnu::noinline]] int barrier(MPI_Comm comm) {
     const Fn f = kBarrier;
-    if (!config().active[f]) return count_native(f, nullptr, PMPI_Barrier(comm));
+    if (!g_active[f]) [[likely]] return count_native(f, nullptr), PMPI_Barrier(comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, PMPI_Barrier(comm));
+    if (!ce->intra) return count_native(f, nullptr), PMPI_Barrier(comm);
     Entry* en = decide(*ce, f, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) { return barrier_init(comm, ch); });
-    if (!en->use) return count_native(f, en, PMPI_Barrier(comm));
+    if (!en->use) return count_native(f, en), PMPI_Barrier(comm);
     return run(comm, f, *en->req, nullptr, nullptr);
 }
 
@@ -518,12 +594,14 @@ uint64_t fnv1a(const std::string& s) {
 // agree on what to run). One allreduce at MPI_Init, on every rank the library is loaded in.
 void after_init(int provided) {
     g_locking = provided == MPI_THREAD_MULTIPLE;
+    g_stats_on = config().stats;
     const uint64_t h = fnv1a(config().fingerprint);
     unsigned long long mine[2] = {h, ~h}, all[2] = {0, 0};
     if (PMPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
     g_agreed = all[0] == mine[0] && all[1] == mine[1];
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f];  // a disagreement still counts: all decline
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
 }
@@ -546,8 +624,10 @@ void print_stats() {
 
 void before_finalize() {
     MaybeLock lock(g_locking);
-    if (config().stats) print_stats();
+    if (g_stats_on) print_stats();
     g_comms.clear();  // the cached requests free their MPI objects while MPI still runs
+    g_last_comm = nullptr, g_last_comm_key = 0;
+    for (bool& a : g_active) a = false;
 }
 
 }  // namespace
@@ -574,49 +654,58 @@ int MPI_Finalize() {
     return PMPI_Finalize();
 }
 
+// Each interceptor first tests whether anything is to be done for its collective; if not it tail-calls PMPI_.
+#define COLLPLAN_PASS_THROUGH(fn, call) \
+    if (!g_active[fn] && !g_stats_on) [[likely]] return call
+
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm,
-                          [&] { return PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm));
+    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm,
-                          [&] { return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm));
+    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm) {
-    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm,
-                          [&] { return PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
+    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
 }
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    return allreduce_like(sbuf, rbuf, count, t, op, comm, [&] { return PMPI_Allreduce(sbuf, rbuf, count, t, op, comm); });
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce(sbuf, rbuf, count, t, op, comm));
+    return allreduce_like(sbuf, rbuf, count, t, op, comm);
 }
 
-int MPI_Barrier(MPI_Comm comm) { return barrier(comm); }
+int MPI_Barrier(MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kBarrier, PMPI_Barrier(comm));
+    return barrier(comm);
+}
 
 #if MPI_VERSION >= 4  // large-count variants (MPICH 4+; Open MPI 5.0 has none)
 int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                     MPI_Comm comm) {
-    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm,
-                          [&] { return PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm));
+    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                    MPI_Comm comm) {
-    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm,
-                          [&] { return PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm));
+    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
                     const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm) {
-    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm,
-                          [&] { return PMPI_Alltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); });
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
+    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
 }
 
 int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    return allreduce_like(sbuf, rbuf, count, t, op, comm, [&] { return PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm); });
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm));
+    return allreduce_like(sbuf, rbuf, count, t, op, comm);
 }
 #endif
 
