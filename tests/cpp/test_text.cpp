@@ -78,6 +78,7 @@ Schedule every_kind_schedule() {
     s.needs_commutative = true;
     s.needs_inverse = true;
     s.idempotent_only = true;
+    s.rank_consistent = true;
     RankBuilder b(s, 0);
     b.copy({seg(Buf::in, 0, 1), seg(Buf::in, 1, 1)}, {seg(Buf::out, 0, 2)});
     b.fence();
@@ -109,7 +110,7 @@ TEST(TextFormat, EveryOpKindRoundTrips) {
     const std::string t = to_text(s);
     EXPECT_NE(t.find("algorithm \"allreduce/test \\\"quoted\\\" #1\\\\\"\n"), std::string::npos) << t;
     EXPECT_NE(t.find("params \"k=2,segments=1 2\"\n"), std::string::npos) << t;
-    EXPECT_NE(t.find("flags needs_commutative needs_inverse idempotent_only\n"), std::string::npos) << t;
+    EXPECT_NE(t.find("flags needs_commutative needs_inverse idempotent_only rank_consistent\n"), std::string::npos) << t;
     EXPECT_NE(t.find("  0: copy in[0+1],in[1+1] -> out[0+2]\n"), std::string::npos) << t;
     EXPECT_NE(t.find("  1: | send to 1 tag 7 out[0+1] port 3\n"), std::string::npos) << t;
     EXPECT_NE(t.find("  3: | reduce tmp[0+1] -> out[0+1] reverse\n"), std::string::npos) << t;
@@ -133,6 +134,9 @@ TEST(TextFormat, EqualityNoticesAChangedOp) {
     std::string t = to_text(every_kind_schedule());
     t.replace(t.find("port 3"), 6, "port 4");
     EXPECT_FALSE(from_text(t) == every_kind_schedule());
+    std::string u = to_text(every_kind_schedule());
+    u.erase(u.find(" rank_consistent"), 16);
+    EXPECT_FALSE(from_text(u) == every_kind_schedule());
 }
 
 // alltoallv: a matrix and explicit units where they differ from the block count.

@@ -16,6 +16,7 @@ void Registry::add(Algorithm a) {
         if (b.name == a.name) throw Error("algorithm '" + a.name + "' registered twice");
     const std::string prefix = std::string(to_string(a.collective)) + "/";
     if (a.name.rfind(prefix, 0) != 0) throw Error("algorithm name '" + a.name + "' must start with '" + prefix + "'");
+    validate_params(a, a.rank_consistent_params);  // names and values it declares must be its own
     algs_.push_back(std::move(a));
     std::sort(algs_.begin(), algs_.end(), [](const Algorithm& x, const Algorithm& y) { return x.name < y.name; });
 }

@@ -79,8 +79,9 @@ struct Algorithm {
     std::vector<std::map<std::string, std::string>> sweep_params;  // parameter sets `verify --all` covers
                                                                     // (empty: the defaults only)
     std::function<std::vector<ParamSet>(const CandidateQuery&)> candidates;  // empty: the defaults only
-    // allreduce: parameter values that make the schedule rank-consistent where the default is not (empty when the
-    // default already is, or when no variant is); the runtime applies them to floating-point reductions.
+    // allreduce: the parameter values that make the schedule rank-consistent (Schedule::rank_consistent) when the
+    // defaults do not; empty when the defaults already are, or when no variant is. The MPI runtime applies them
+    // to floating-point data where the user did not set those parameters.
     std::map<std::string, std::string> rank_consistent_params;
 };
 

@@ -1,29 +1,32 @@
 #include "collplan/model/dissemination.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace collplan {
 namespace {
 
-// Price one group of a rank's program (see the header) and add it to the round it belongs to.
+// Price one group of a rank's program (see the header) and add it to the round it belongs to. `bytes` is the
+// size of one block; a group's messages are priced at the size of its largest.
 void price_group(const Schedule& s, int r, uint32_t begin, uint32_t end, const Model& model, double bytes,
                  NwayCost& c) {
     int sends = 0, recvs = 0;
-    double local = 0;
+    double local = 0, sent = 0, largest = 0;
     NwayRound tally;
     for (uint32_t i = begin; i < end; ++i) {
         const OpView v = s.op(r, i);
+        const double b = static_cast<double>(v.units) * bytes;
         switch (v.op.kind) {
-            case OpKind::send: ++sends; break;
-            case OpKind::recv: ++recvs; break;
-            case OpKind::reduce: ++tally.reductions, local += model.reduce_s(bytes); break;
-            case OpKind::copy: ++tally.copies, local += model.copy_s(bytes); break;
+            case OpKind::send: ++sends, sent += b, largest = std::max(largest, b); break;
+            case OpKind::recv: ++recvs, largest = std::max(largest, b); break;
+            case OpKind::reduce: ++tally.reductions, local += model.reduce_s(b); break;
+            case OpKind::copy: ++tally.copies, local += model.copy_s(b); break;
             default: throw Error("nway_cost: unexpected " + std::string(to_string(v.op.kind)) + " op");
         }
     }
     double comm = 0;
     if (sends + recvs > 0) {
-        const MessageTime t = model.message(bytes, 1);
+        const MessageTime t = model.message(largest, 1);
         const int ports = std::max(1, model.ports);
         const int batches = (std::max(sends, recvs) + ports - 1) / ports;
         comm = (batches - 1) * std::max(t.send_busy, t.recv_busy) + t.recv_done;
@@ -35,22 +38,19 @@ void price_group(const Schedule& s, int r, uint32_t begin, uint32_t end, const M
     round.copies += tally.copies;
     round.time_s += comm + local;
     c.messages += sends;
-    c.bytes_sent += sends * bytes;
+    c.bytes_sent += sent;
     c.reductions += tally.reductions;
     c.copies += tally.copies;
     c.time_s += comm + local;
 }
 
-}  // namespace
-
-NwayCost nway_cost(int P, int n, const Model& model, double size_bytes, nway::TakeOut t) {
+// Price rank 0's program of `s` group by group (every rank's program has the same shape).
+NwayCost price_program(const Schedule& s, int n, const Model& model, double size_bytes) {
     if (!model.duplex)
         throw Error("nway_cost: model '" + model.spec() +
                     "' has duplex=0, which the closed form does not cover (use estimate)");
     NwayCost c;
     c.n = n;
-    c.plan = nway::make_plan(P, n, t);
-    const Schedule s = nway::adapted_schedule(P, n, t, 0);
     const RankProgram& prog = s.program(0);
     for (uint32_t begin = 0; begin < prog.ops.size();) {
         uint32_t end = begin + 1;
@@ -64,6 +64,18 @@ NwayCost nway_cost(int P, int n, const Model& model, double size_bytes, nway::Ta
         c.rounds.erase(c.rounds.begin());
     }
     return c;
+}
+
+}  // namespace
+
+NwayCost nway_cost(int P, int n, const Model& model, double size_bytes, nway::TakeOut t) {
+    NwayCost c = price_program(nway::adapted_schedule(P, n, t, 0), n, model, size_bytes);
+    c.plan = nway::make_plan(P, n, t);
+    return c;
+}
+
+NwayCost nway_contributions_cost(int P, int n, const Model& model, double size_bytes) {
+    return price_program(nway::contributions_schedule(P, n, 0), n, model, size_bytes);
 }
 
 std::vector<NwayCost> nway_costs(int P, const Model& model, double size_bytes, int n_max, nway::TakeOut t) {
@@ -86,6 +98,10 @@ int choose_n(int n_max, const std::function<double(int)>& cost) {
 
 int best_dissemination_n(int P, const Model& model, double size_bytes, int n_max, nway::TakeOut t) {
     return choose_n(n_max, [&](int n) { return nway_cost(P, n, model, size_bytes, t).time_s; });
+}
+
+int best_contributions_n(int P, const Model& model, double size_bytes, int n_max) {
+    return choose_n(n_max, [&](int n) { return nway_contributions_cost(P, n, model, size_bytes).time_s; });
 }
 
 }  // namespace collplan

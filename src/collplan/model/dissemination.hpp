@@ -13,6 +13,9 @@
 //       2o + L + (B-1)G; Hockney: alpha + B beta)
 //   local ops: reduce_s(B) per reduction (inverse ones too), copy_s(B) per copy, one after the other.
 // Models with duplex=0 are refused (sends and receives would share ports: use estimate()).
+// nway_contributions_cost() prices forward=contributions (nway::contributions_schedule) the same way, each op at
+// its own size; a group's messages are priced at its largest one, so where the last round's messages differ in
+// size (P not a power of n + 1) it is an upper bound of estimate(), else equal to it.
 #pragma once
 #include <functional>
 #include <vector>
@@ -49,6 +52,7 @@ struct NwayCost {
 };
 
 NwayCost nway_cost(int P, int n, const Model& model, double size_bytes, nway::TakeOut t = nway::TakeOut::keep);
+NwayCost nway_contributions_cost(int P, int n, const Model& model, double size_bytes);  // `plan` left empty
 std::vector<NwayCost> nway_costs(int P, const Model& model, double size_bytes, int n_max = kDisseminationMaxN,
                                  nway::TakeOut t = nway::TakeOut::keep);
 
@@ -58,5 +62,7 @@ int choose_n(int n_max, const std::function<double(int)>& cost);
 // The n in 1..n_max with the smallest nway_cost() time.
 int best_dissemination_n(int P, const Model& model, double size_bytes, int n_max = kDisseminationMaxN,
                          nway::TakeOut t = nway::TakeOut::keep);
+// The same for forward=contributions (nway_contributions_cost()).
+int best_contributions_n(int P, const Model& model, double size_bytes, int n_max = kDisseminationMaxN);
 
 }  // namespace collplan

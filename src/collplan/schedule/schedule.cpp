@@ -108,7 +108,8 @@ bool Schedule::operator==(const Schedule& o) const {
     if (collective_ != o.collective_ || ranks_ != o.ranks_ || in_blocks_ != o.in_blocks_ ||
         out_blocks_ != o.out_blocks_ || tmp_blocks_ != o.tmp_blocks_ || algorithm != o.algorithm ||
         params != o.params || topology != o.topology || needs_commutative != o.needs_commutative ||
-        needs_inverse != o.needs_inverse || idempotent_only != o.idempotent_only || matrix != o.matrix)
+        needs_inverse != o.needs_inverse || idempotent_only != o.idempotent_only ||
+        rank_consistent != o.rank_consistent || matrix != o.matrix)
         return false;
     for (int r = 0; r < ranks_; ++r) {
         const auto &a = programs_[r], &b = o.programs_[r];

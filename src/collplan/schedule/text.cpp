@@ -167,6 +167,7 @@ void put_header(std::string& o, const Schedule& s) {
     if (s.needs_commutative) o += " needs_commutative";
     if (s.needs_inverse) o += " needs_inverse";
     if (s.idempotent_only) o += " idempotent_only";
+    if (s.rank_consistent) o += " rank_consistent";
     o += '\n';
 }
 
@@ -557,7 +558,8 @@ void parse_flags(Line& ln, Schedule& s) {
         if (w == "needs_commutative") s.needs_commutative = true;
         else if (w == "needs_inverse") s.needs_inverse = true;
         else if (w == "idempotent_only") s.idempotent_only = true;
-        else ln.fail("a flag (needs_commutative, needs_inverse, idempotent_only)");
+        else if (w == "rank_consistent") s.rank_consistent = true;
+        else ln.fail("a flag (needs_commutative, needs_inverse, idempotent_only, rank_consistent)");
         ln.word();
     }
 }

@@ -85,7 +85,7 @@ VerifyResult run_case(const SweepCase& c) {
         Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology), c.params);
         return verify(s, c.op.empty() ? VerifyOptions{} : verify_options_for_op(c.op));
     } catch (const Error& e) {
-        return VerifyResult{false, "generator-error", e.what(), -1, -1};
+        return VerifyResult{false, "generator-error", e.what(), -1, -1, false, ""};  // nothing verified
     }
 }
 

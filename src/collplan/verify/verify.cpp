@@ -5,7 +5,7 @@
 // a send/recv pair completes when both are posted (the rendezvous worst case: a send never completes
 // before its receive is posted); (3) carry symbolic data through every op; (4) check the final state.
 // Races are checked separately on each rank's happens-before order. Anything left incomplete is a deadlock,
-// reported with the wait cycle.
+// reported with the wait cycle. (5) allreduce: compare the expressions every rank ends with (rank-consistency).
 #include "collplan/verify/verify.hpp"
 
 #include <algorithm>
@@ -13,6 +13,9 @@
 #include <deque>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+
+#include "collplan/schedule/reduction.hpp"
 
 namespace collplan {
 namespace {
@@ -36,10 +39,66 @@ struct Failure {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Hash-consed allreduce expressions (verify.hpp): one id per distinct expression, so two blocks hold the same
+// expression exactly when their ids are equal. Ids below P * S are the leaves, x_i of segment s = s * P + i;
+// combine(left, right) and inverse(dst, src) are interned in a table.
+class Exprs {
+public:
+    Exprs(int ranks, uint32_t segments) : P_(static_cast<uint32_t>(ranks)), leaves_(P_ * segments) {
+        if (static_cast<uint64_t>(P_) * segments >= kMarker)
+            throw Error("allreduce with " + std::to_string(P_) + " ranks x " + std::to_string(segments) +
+                        " segments is too large for the verifier (allowed: fewer than 2^31 leaves)");
+    }
+    uint32_t leaf(uint32_t segment, int rank) const { return segment * P_ + static_cast<uint32_t>(rank); }
+    uint32_t combine(uint32_t left, uint32_t right) { return intern(false, left, right); }
+    uint32_t inverse(uint32_t dst, uint32_t src) { return intern(true, dst, src); }
+
+    // "((x0+x1)+x2)"; an inverse is "(a-b)". Longer than `limit` characters: cut there and "..." appended.
+    std::string render(uint32_t id, size_t limit) const {
+        std::string out;
+        std::vector<uint32_t> todo{id};  // ids and the markers for ')', '+', '-', last first
+        while (!todo.empty() && out.size() <= limit) {
+            const uint32_t x = todo.back();
+            todo.pop_back();
+            if (x >= kMarker) {
+                out += x == kClose ? ')' : x == kPlus ? '+' : '-';
+            } else if (x < leaves_) {
+                out += "x" + std::to_string(x % P_);
+            } else {
+                const Node& n = nodes_[x - leaves_];
+                out += '(';
+                todo.insert(todo.end(), {kClose, n.right, n.inverse ? kMinus : kPlus, n.left});
+            }
+        }
+        if (out.size() > limit) out.resize(limit), out += "...";
+        return out;
+    }
+
+private:
+    static constexpr uint32_t kMarker = 0x7ffffff0u, kClose = kMarker, kPlus = kMarker + 1, kMinus = kMarker + 2;
+    struct Node {
+        bool inverse;
+        uint32_t left, right;
+    };
+    uint32_t intern(bool inv, uint32_t left, uint32_t right) {
+        const uint64_t key = (uint64_t{inv} << 62) | (uint64_t{left} << 31) | right;  // ids < 2^31
+        const auto [it, fresh] = index_.try_emplace(key, leaves_ + static_cast<uint32_t>(nodes_.size()));
+        if (fresh) {
+            if (it->second >= kMarker) throw Error("allreduce schedule too large for the verifier: more than 2^31 distinct expressions");
+            nodes_.push_back({inv, left, right});
+        }
+        return it->second;
+    }
+    uint32_t P_, leaves_;
+    std::vector<Node> nodes_;
+    std::unordered_map<uint64_t, uint32_t> index_;
+};
+
+// ---------------------------------------------------------------------------------------------------------
 // Symbolic contents of every block of every buffer of every rank, and of messages in flight.
 // allgather/alltoall(v): one token per block (the original block's id). allreduce: a segment id per block plus
-// a bitset of the contributions it holds. alltoallv: also the units of its token each block holds (a block may
-// travel in pieces; see docs/schedule.md).
+// a bitset of the contributions it holds and the id of its expression (Exprs). alltoallv: also the units of its
+// token each block holds (a block may travel in pieces; see docs/schedule.md).
 class Store {
 public:
     Store(const Schedule& s) : P_(s.ranks()), words_(s.collective() == Collective::allreduce ? (P_ + 63) / 64 : 0) {
@@ -48,6 +107,7 @@ public:
         tok_.assign(static_cast<size_t>(P_) * stride_, kUndefined);
         bits_.assign(tok_.size() * static_cast<size_t>(words_), 0);
         if (s.collective() == Collective::alltoallv) held_.assign(tok_.size(), 0);
+        if (s.collective() == Collective::allreduce) expr_.assign(tok_.size(), 0);
     }
     size_t slot(int rank, Buf b, uint32_t block) const {
         size_t base = static_cast<size_t>(rank) * stride_;
@@ -59,6 +119,8 @@ public:
     bool pieces() const { return !held_.empty(); }
     uint64_t& held(size_t slot) { return held_[slot]; }
     uint64_t* bits(size_t slot) { return bits_.data() + slot * static_cast<size_t>(words_); }
+    bool exprs() const { return !expr_.empty(); }
+    uint32_t& expr(size_t slot) { return expr_[slot]; }
 
 private:
     int P_, words_;
@@ -67,6 +129,7 @@ private:
     std::vector<int64_t> tok_;
     std::vector<uint64_t> bits_;
     std::vector<uint64_t> held_;  // alltoallv: units of the token held
+    std::vector<uint32_t> expr_;  // allreduce: expression ids (Exprs)
 };
 
 // A snapshot of blocks (a message's payload or a copy's source).
@@ -74,6 +137,7 @@ struct Payload {
     std::vector<int64_t> tok;
     std::vector<uint64_t> bits;
     std::vector<uint64_t> held;  // alltoallv: units of each block
+    std::vector<uint32_t> expr;  // allreduce: expression id of each block
 };
 
 std::string block_name(const Schedule& s, int64_t tok) {
@@ -92,7 +156,8 @@ std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) +
 // ---------------------------------------------------------------------------------------------------------
 class Verifier {
 public:
-    Verifier(const Schedule& s, const VerifyOptions& o) : s_(s), opt_(o), P_(s.ranks()), store_(s) {}
+    Verifier(const Schedule& s, const VerifyOptions& o)
+        : s_(s), opt_(o), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
 
     void run() {
         check_declarations();
@@ -104,7 +169,10 @@ public:
         execute();
         check_deadlock();
         check_final();
+        if (s_.collective() == Collective::allreduce) check_consistency();
     }
+
+    const VerifyResult& result() const { return result_; }
 
 private:
     struct RankState {
@@ -122,6 +190,8 @@ private:
     VerifyOptions opt_;
     int P_;
     Store store_;
+    Exprs exprs_;
+    VerifyResult result_;
     std::vector<RankState> st_;
     std::deque<std::pair<int, uint32_t>> ready_;
     std::vector<std::vector<std::pair<int, uint32_t>>> barrier_posted_;  // per barrier index: posted ops
@@ -318,6 +388,7 @@ private:
                     case Collective::allreduce:
                         store_.tok(sl) = b;
                         store_.bits(sl)[r / 64] |= uint64_t{1} << (r % 64);
+                        store_.expr(sl) = exprs_.leaf(b, r);
                         break;
                     case Collective::barrier: break;
                 }
@@ -338,6 +409,7 @@ private:
                 p.tok.push_back(store_.tok(sl));
                 p.bits.insert(p.bits.end(), store_.bits(sl), store_.bits(sl) + W);
                 if (store_.pieces()) p.held.push_back(store_.held(sl));
+                if (store_.exprs()) p.expr.push_back(store_.expr(sl));
             }
         return p;
     }
@@ -352,6 +424,7 @@ private:
                 if (store_.pieces()) write_units(r, op, sl, sg.buf(), sg.first() + b, p.tok[k], p.held[k]);
                 store_.tok(sl) = p.tok[k];
                 std::copy_n(p.bits.data() + k * W, W, store_.bits(sl));
+                if (store_.exprs()) store_.expr(sl) = p.expr[k];
             }
     }
 
@@ -382,6 +455,7 @@ private:
             const uint64_t* a = src.bits.data() + k * W;
             const uint64_t* b = dst.bits.data() + k * W;
             uint64_t* o = out.bits.data() + k * W;
+            out.expr[k] = combined(v.op.flags, src.expr[k], dst.expr[k]);
             if (v.op.flags & opflag::inverse) {
                 for (int w = 0; w < W; ++w) {
                     if (a[w] & ~b[w])
@@ -398,6 +472,12 @@ private:
             if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
         }
         write(r, i, v.dst(), out);
+    }
+
+    // The expression a reduce leaves in its destination: src (+) dst, dst (+) src (reverse) or dst (-) src.
+    uint32_t combined(uint8_t flags, uint32_t src, uint32_t dst) {
+        if (flags & opflag::inverse) return exprs_.inverse(dst, src);
+        return flags & opflag::reverse ? exprs_.combine(dst, src) : exprs_.combine(src, dst);
     }
 
     // Non-commutative: left (+) right is in rank order only if left is an interval directly before right.
@@ -601,7 +681,6 @@ private:
     }
 
     void check_allreduce() {
-        const int W = store_.words();
         for (int r = 0; r < P_; ++r)
             for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
                 const size_t sl = store_.slot(r, Buf::out, b);
@@ -610,8 +689,26 @@ private:
                 for (int q = 0; q < P_; ++q)
                     if (!(store_.bits(sl)[q / 64] >> (q % 64) & 1))
                         fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
-                (void)W;
             }
+    }
+
+    // Every rank's out[b] must hold rank 0's expression; the first that does not is the reported difference.
+    void check_consistency() {
+        constexpr size_t kShown = 100;  // characters of each expression in the message
+        for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
+            const uint32_t e0 = store_.expr(store_.slot(0, Buf::out, b));
+            for (int r = 1; r < P_; ++r) {
+                const uint32_t e = store_.expr(store_.slot(r, Buf::out, b));
+                if (e == e0) continue;
+                result_.rank_consistent = false;
+                result_.consistency = seg_text(Buf::out, b) + ": rank 0 computes " + exprs_.render(e0, kShown) + ", rank " +
+                                      std::to_string(r) + " computes " + exprs_.render(e, kShown);
+                if (s_.rank_consistent)
+                    throw Failure{VerifyResult{false, "rank-inconsistent", "the schedule declares rank_consistent but " +
+                                               result_.consistency, r, -1, false, result_.consistency}};
+                return;
+            }
+        }
     }
 
     void check_barrier() {
@@ -629,19 +726,19 @@ private:
 }  // namespace
 
 VerifyResult verify(const Schedule& s, const VerifyOptions& opt) {
+    Verifier v(s, opt);
     try {
-        Verifier(s, opt).run();
-    } catch (const Failure& f) {
+        v.run();
+    } catch (Failure& f) {
+        f.result.rank_consistent = f.result.rank_consistent && s.collective() != Collective::allreduce;
         return f.result;
     }
-    return VerifyResult{};
+    return v.result();
 }
 
 VerifyOptions verify_options_for_op(const std::string& op) {
-    if (op == "sum" || op == "prod") return VerifyOptions{true, false, true};
-    if (op == "max" || op == "min" || op == "band" || op == "bor") return VerifyOptions{true, true, true};
-    if (op == "noncommutative") return VerifyOptions{false, false, true};
-    throw Error("unknown reduction operation '" + op + "' (allowed: sum, prod, max, min, band, bor, noncommutative)");
+    const ReductionOp& o = reduction_op(op);
+    return VerifyOptions{o.commutative, o.idempotent, true};
 }
 
 }  // namespace collplan

@@ -6,6 +6,13 @@
 // x_i split into S segments, and every rank must end with every x_i exactly once per segment in `out` (in rank
 // order for non-commutative operations); barrier -- no rank finishes before every rank has started
 // (happens-before through the messages).
+// Rank-consistency (allreduce): every block also carries the expression that computed it, hash-consed -- a leaf
+// x_i of its segment, combine(left, right) in the exact operand order of the reduce (dst = src (+) dst, or
+// dst = dst (+) src with opflag::reverse), inverse(dst, src) for a take-out. Association and operand order count:
+// (x0+x1)+x2 and x0+(x1+x2) differ, and so do x0+x1 and x1+x0; an inverse never cancels, and a contribution
+// counted twice (idempotent operations) stays in the tree. The schedule is rank-consistent when every rank ends
+// with the same expression in each out block: then floating-point results are bitwise equal on every rank. A
+// schedule that declares Schedule::rank_consistent and is not fails with reason "rank-inconsistent".
 // Structural checks: every send matched by a recv of the same size, no deadlock (a send completes only when its
 // recv is posted, the worst case of MPI), no read of an unwritten region, no race between concurrent ops of a
 // rank that touch the same blocks with at least one write.
@@ -18,7 +25,7 @@ namespace collplan {
 
 struct VerifyOptions {
     bool commutative = true;   // the reduction operation is commutative
-    bool idempotent = false;   // x (+) x = x (max, min, band, bor): double counting is harmless
+    bool idempotent = false;   // x (+) x = x (max, min, ...; reduction.hpp): double counting is harmless
     bool check_races = true;
 };
 
@@ -28,11 +35,16 @@ struct VerifyResult {
     std::string message;  // the first violation, naming rank, op and block/contribution
     int rank = -1;
     int op = -1;
+    bool rank_consistent = true;  // allreduce: ok and every rank's out holds the same expressions (false when the
+                                  // verification failed); other collectives: always true (nothing is computed)
+    std::string consistency;      // allreduce, not rank-consistent: the first difference, e.g. "out[0]: rank 0
+                                  // computes ((x0+x1)+x2), rank 2 computes (x0+(x1+x2))" (long ones truncated)
 };
 
 VerifyResult verify(const Schedule& s, const VerifyOptions& opt = {});
 
-// "sum" -> commutative, not idempotent; "max" -> commutative, idempotent; "noncommutative" -> neither.
+// The options for a reduction operation of reduction.hpp ("sum", "max", "noncommutative", ...); throws Error
+// naming the allowed ones.
 VerifyOptions verify_options_for_op(const std::string& op);
 
 }  // namespace collplan

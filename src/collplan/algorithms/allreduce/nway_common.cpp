@@ -344,4 +344,27 @@ Schedule plain_schedule(int P, int n, int only_rank) {
     return s;
 }
 
+Schedule contributions_schedule(int P, int n, int only_rank) {
+    const Geometry g = geometry(P, n);
+    Schedule s(Collective::allreduce, P, 1, 1, static_cast<uint32_t>(P));
+    s.rank_consistent = true;
+    for (int r = 0; r < P; ++r) {
+        if (only_rank >= 0 && r != only_rank) continue;
+        RankBuilder b(s, r);
+        b.copy({kIn}, {tmp(0)});
+        int64_t held = 1;  // tmp[0 .. held) = x_r, x_{r-1}, ...
+        for (int l = 1; l <= g.rounds; ++l, held *= n + 1) {
+            b.fence();
+            for (int64_t d = held; d < P && d <= n * held; d += held)  // to r + d: its distances d .. d + c - 1
+                b.send(peer(r, d, P), 0, {Segment(Buf::tmp, 0, static_cast<uint32_t>(std::min(held, P - d)))});
+            for (int64_t d = held; d < P && d <= n * held; d += held)
+                b.recv(peer(r, -d, P), 0, {Segment(Buf::tmp, static_cast<uint32_t>(d), static_cast<uint32_t>(std::min(held, P - d)))});
+        }
+        const auto x = [&](int q) { return tmp(static_cast<uint32_t>(peer(r, -q, P))); };  // x_q at distance r - q
+        b.fence().copy({x(0)}, {kOut});
+        for (int q = 1; q < P; ++q) b.fence().reduce({x(q)}, {kOut}, {}, opflag::reverse);
+    }
+    return s;
+}
+
 }  // namespace collplan::nway

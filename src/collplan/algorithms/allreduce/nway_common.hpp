@@ -1,5 +1,5 @@
 // Shared part of the n-way dissemination allreduce (allreduce/nway_dissemination and
-// allreduce/nway_dissemination_plain): the arithmetic of the paper's last-round adaption and the generator.
+// allreduce/nway_dissemination_plain): the arithmetic of the paper's last-round adaption and the generators.
 // Also used by the cost model (model/dissemination.hpp), which prices one rank's program.
 //
 // Notation (End, Yahyapour, Simmendinger, Alrutz, INFOCOMP 2015, sec. III-IV): P ranks, radix n, b = n + 1,
@@ -81,5 +81,9 @@ Plan plan_for_tuple(int P, int n, const FiveTuple& t);
 Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank = -1);
 Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank = -1);  // t must allow the plan's take-out
 Schedule plain_schedule(int P, int n, int only_rank = -1);
+// forward=contributions: the dissemination rounds forward the individual contributions (Bruck's concatenation
+// on n ports; tmp[d] holds x_{p-d}) and every rank reduces x_0 (+) x_1 (+) ... (+) x_{P-1} left to right:
+// rank-consistent and exact for non-commutative operations. See nway_dissemination.cpp.
+Schedule contributions_schedule(int P, int n, int only_rank = -1);
 
 }  // namespace collplan::nway

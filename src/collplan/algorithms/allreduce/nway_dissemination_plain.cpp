@@ -15,6 +15,8 @@
 // Memory:        tmp of n blocks (the received partial results); one segment: in = out = 1 block.
 // Example:       P = 9, n = 2: rank 0 gets x8, x7 (S_0^1 = x0 x8 x7), then S_6^1, S_3^1: every x once.
 //                P = 8: S_0^2 = S_0^1 S_5^1 S_2^1 holds x0 twice.
+// Consistency:   not rank-consistent, and no variant is: each rank's windows start at itself (S_0^1 = x0 x8 x7,
+//                S_1^1 = x1 x0 x8); allreduce/nway_dissemination forward=contributions is the consistent one.
 #include <algorithm>
 
 #include "collplan/algorithms/allreduce/nway_common.hpp"

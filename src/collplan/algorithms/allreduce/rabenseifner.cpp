@@ -18,6 +18,7 @@
 // Example:       P = 4 (S = 4), rank 2: round 0 with 3: send out[2..3], recv tmp[0..1], out[0..1] =
 //                out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
 //                allgather: with 0: send out[1], recv out[0]; with 3: send out[0..1], recv out[2..3].
+// Consistency:   rank-consistent: each segment is reduced by one rank only; the allgather and the fold copy it.
 #include "collplan/algorithms/allreduce/fold.hpp"
 #include "collplan/algorithms/registry.hpp"
 
@@ -82,6 +83,7 @@ Schedule generate(const Problem& p) {
     const auto S = static_cast<uint32_t>(f.pof2);
     Schedule s(Collective::allreduce, p.ranks, S, S, S);
     s.needs_commutative = false;
+    s.rank_consistent = true;
     for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
     return s;
 }

@@ -10,14 +10,21 @@
 //                each group receives the vectors of the others (its left neighbours) and combines them in rank
 //                order; the P' survivors get new ranks 0..P'-1 in rank order. Step s = 0..d-1: a survivor
 //                exchanges its vector with the k-1 survivors whose new rank differs from its own only in base-k
-//                digit s, and combines the k vectors in digit order (lower digits on the left): afterwards it
-//                holds a contiguous, ordered interval of k^(s+1) new ranks. Unfold: the survivors send the
-//                result back to the ranks they absorbed.
+//                digit s, and combines the k vectors v_0 .. v_{k-1} (v_t from the survivor with digit t) left to
+//                right, ((v_0 (+) v_1) (+) v_2) (+) ..., whatever its own digit: a survivor with digit d first
+//                accumulates v_0 .. v_{d-1} in the tmp block of v_0, then adds its own vector and those above it
+//                (k - 1 reductions in every case). Afterwards it holds a contiguous, ordered interval of k^(s+1)
+//                new ranks, as the same expression as every other survivor of its group. Unfold: the survivors
+//                send the result back to the ranks they absorbed.
 // Cost:          d [ (k-1) (alpha + n beta) + (k-1) n gamma ] on one port (d [alpha + n beta + (k-1) n gamma] with
 //                k-1 ports), plus 2 (alpha + n beta) + (k-1) n gamma when P != k^d   [Hockney; n = vector bytes]
 // Memory:        tmp of k-1 blocks (the received vectors); one segment: in = out = 1 block.
 // Example:       P = 10, k = 3 (P' = 9, r = 1): rank 1 absorbs x0 (x0 (+) x1) and becomes new rank 0, ranks 2..9
 //                new ranks 1..8; step 0: new ranks {0,1,2} exchange, step 1: {0,3,6}; rank 1 sends the result to 0.
+//                P = 3, k = 3, rank 2 (digit 2): tmp[0] = tmp[0] (+) tmp[1] = x0 (+) x1, out = tmp[0] (+) x2:
+//                ((x0 (+) x1) (+) x2), as on ranks 0 and 1.
+// Consistency:   rank-consistent: every survivor of a step's group computes the same left-to-right expression;
+//                a fold group's vector is combined by its survivor only.
 #include "collplan/algorithms/registry.hpp"
 
 #include <algorithm>
@@ -40,28 +47,21 @@ struct Fold {
     int real_rank(int nr) const { return nr >= groups ? nr - groups + folded : std::min((nr + 1) * k, folded) - 1; }
 };
 
-// Step s of the exchange: send to the k-1 partners, receive into tmp, combine in digit order.
+// Step s of the exchange: send to the k-1 partners, receive v_t into tmp, combine ((v_0 (+) v_1) (+) ...) (+)
+// v_{k-1} left to right; our own v_digit is in out.
 void exchange(RankBuilder& b, const Fold& f, int nr, int64_t place) {
     const Segment out(Buf::out, 0, 1);
     const int digit = static_cast<int>(nr / place % f.k);
-    std::vector<int> partners;  // digits other than ours, in increasing order
-    for (int t = 0; t < f.k; ++t)
-        if (t != digit) partners.push_back(t);
     auto partner = [&](int t) { return f.real_rank(static_cast<int>(nr + (t - digit) * place)); };
+    auto got = [&](int t) { return Segment(Buf::tmp, static_cast<uint32_t>(t < digit ? t : t - 1), 1); };  // v_t
     b.fence();
-    for (int t : partners) b.send(partner(t), 0, {out});
-    for (size_t i = 0; i < partners.size(); ++i)
-        b.recv(partner(partners[i]), 0, {Segment(Buf::tmp, static_cast<uint32_t>(i), 1)});
-    for (size_t i = 0; i < partners.size(); ++i)  // higher digits: out = out (+) v, increasing
-        if (partners[i] > digit) {
-            b.fence();
-            b.reduce({Segment(Buf::tmp, static_cast<uint32_t>(i), 1)}, {out}, {}, opflag::reverse);
-        }
-    for (size_t i = partners.size(); i-- > 0;)  // lower digits: out = v (+) out, decreasing
-        if (partners[i] < digit) {
-            b.fence();
-            b.reduce({Segment(Buf::tmp, static_cast<uint32_t>(i), 1)}, {out});
-        }
+    for (int t = 0; t < f.k; ++t)
+        if (t != digit) b.send(partner(t), 0, {out});
+    for (int t = 0; t < f.k; ++t)
+        if (t != digit) b.recv(partner(t), 0, {got(t)});
+    for (int t = 1; t < digit; ++t) b.fence().reduce({got(t)}, {got(0)}, {}, opflag::reverse);  // v_0 .. v_t
+    if (digit > 0) b.fence().reduce({got(0)}, {out});  // (v_0 .. v_{digit-1}) (+) v_digit
+    for (int t = digit + 1; t < f.k; ++t) b.fence().reduce({got(t)}, {out}, {}, opflag::reverse);
 }
 
 void build_rank(Schedule& s, const Fold& f, int r) {
@@ -89,6 +89,7 @@ Schedule generate(const Problem& p) {
     const Fold f(p.ranks, static_cast<int>(p.params.integer("k")));
     Schedule s(Collective::allreduce, p.ranks, 1, 1, static_cast<uint32_t>(f.k - 1));
     s.needs_commutative = false;
+    s.rank_consistent = true;
     for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
     return s;
 }

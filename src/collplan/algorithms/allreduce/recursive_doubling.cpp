@@ -14,6 +14,8 @@
 // Memory:        tmp of 1 block (the received vector). One segment: in = out = tmp = 1 block.
 // Example:       P = 3 (P' = 2, r = 1): rank 0 sends x0 to 1; rank 1: out = x0 (+) x1; ranks 1 and 2 exchange:
 //                rank 1: out = out (+) x2, rank 2: out = (x0 (+) x1) (+) x2; rank 1 sends the result to 0.
+// Consistency:   rank-consistent (Schedule::rank_consistent): the two partners of a step hold the same expression
+//                for their intervals and both compute (lower) (+) (upper); folded ranks get the result sent.
 #include "collplan/algorithms/allreduce/fold.hpp"
 #include "collplan/algorithms/registry.hpp"
 
@@ -39,6 +41,7 @@ void build_rank(Schedule& s, const Fold& f, int r) {
 Schedule generate(const Problem& p) {
     Schedule s(Collective::allreduce, p.ranks, 1, 1, 1);
     s.needs_commutative = false;
+    s.rank_consistent = true;  // both partners compute (lower interval) (+) (upper interval)
     const Fold f(p.ranks);
     for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
     return s;

@@ -12,6 +12,7 @@
 // Memory:        tmp of 1 segment. S = P segments: in = out = P blocks.
 // Example:       P = 2, rank 0: out = x0; send out[0] to 1, recv tmp = x1[1] from 1; out[1] = x1[1] (+) x0[1];
 //                send out[1] to 1, recv out[0] (= x0 (+) x1 seg 0) from 1.
+// Consistency:   rank-consistent: each segment is reduced once, along the ring, and the allgather only copies it.
 #include "collplan/algorithms/registry.hpp"
 
 namespace collplan {
@@ -42,6 +43,7 @@ Schedule generate(const Problem& p) {
     const auto S = static_cast<uint32_t>(p.ranks);
     Schedule s(Collective::allreduce, p.ranks, S, S, 1);
     s.needs_commutative = true;
+    s.rank_consistent = true;
     for (int r = 0; r < p.ranks; ++r) build_rank(s, r);
     return s;
 }
