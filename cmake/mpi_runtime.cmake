@@ -100,6 +100,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
                            PASS_REGULAR_EXPRESSION "collplan: MPI_Allreduce.*pmpi_prog: all checks passed"
                            ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
     endforeach()
+    include(cmake/conformance.cmake)  # tests/conformance: each program under every algorithm variant
   endif()
 
   if(COLLPLAN_BENCH)

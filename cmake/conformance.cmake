@@ -1,0 +1,33 @@
+# The conformance suite (tests/conformance, README.md there): plain C MPI programs, one per collective, run by
+# run_conformance.py under every algorithm variant of their collective with libcollplan_pmpi.so preloaded.
+# Included from cmake/mpi_runtime.cmake inside its per-MPI loop (variables abi, home, mpi_link), with tests on:
+#   conformance_list_algorithms       lists the COLLPLAN_<COLLECTIVE> specs (built once)
+#   conformance_<program>_<abi>       the programs, built against that MPI's mpi.h as pmpi_prog is
+#   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
+set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier)
+set(COLLPLAN_CONFORMANCE_ARGS "--timeout;20;--max-timeouts;3;--budget;150" CACHE STRING
+    "extra arguments of run_conformance.py in the ctest tests (a ;-list)")
+set(COLLPLAN_CONFORMANCE_TIMEOUT 240 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
+
+if(NOT TARGET conformance_list_algorithms)
+  add_executable(conformance_list_algorithms tests/conformance/list_algorithms.cpp $<TARGET_OBJECTS:collplan_core>)
+  target_include_directories(conformance_list_algorithms PRIVATE src)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+endif()
+
+foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)
+  add_executable(conformance_${prog}_${abi} tests/conformance/${prog}.c)
+  set_target_properties(conformance_${prog}_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11
+                        OUTPUT_NAME conformance_${prog} RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/conformance/${abi})
+  target_include_directories(conformance_${prog}_${abi} PRIVATE ${home}/include)
+  target_compile_options(conformance_${prog}_${abi} PRIVATE -Wall -Wextra)
+  target_link_libraries(conformance_${prog}_${abi} PRIVATE ${mpi_link} m)
+  add_test(NAME conformance_${abi}_${prog}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/conformance/run_conformance.py
+                   --mpirun ${home}/bin/mpirun --abi ${abi} --lib $<TARGET_FILE:collplan_pmpi_${abi}>
+                   --lister $<TARGET_FILE:conformance_list_algorithms>
+                   --program $<TARGET_FILE:conformance_${prog}_${abi}>
+                   --report ${CMAKE_BINARY_DIR}/conformance/${abi}_${prog}.md ${COLLPLAN_CONFORMANCE_ARGS})
+  set_tests_properties(conformance_${abi}_${prog} PROPERTIES RUN_SERIAL TRUE LABELS conformance
+                       TIMEOUT ${COLLPLAN_CONFORMANCE_TIMEOUT})
+endforeach()

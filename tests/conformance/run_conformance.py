@@ -1,0 +1,588 @@
+#!/usr/bin/env python3
+"""Runs one conformance program of tests/conformance under every algorithm variant of its collective.
+
+For one MPI (its mpirun) and the PMPI library built for it:
+
+1. lists the variants with list_algorithms: one COLLPLAN_<COLLECTIVE> spec per entry of each registered
+   algorithm's sweep_params, and for every P whether the algorithm applies and a hash of the schedule it makes;
+2. runs the program natively (no preload) at every P, to validate the program itself;
+3. runs `mpirun -n P [--oversubscribe] env LD_PRELOAD=<lib> COLLPLAN_<COLL>=<spec> COLLPLAN_STATS=1 <program>`
+   for every spec and P, each with a timeout (the whole process tree is killed), and reads the library's
+   statistics, printed at MPI_Finalize on rank 0 of MPI_COMM_WORLD to stderr (summed over all ranks):
+       collplan-stats: MPI_Allreduce collplan=<n> native=<m>
+       collplan-stats: native <count> MPI_Allreduce: <reason>
+   no such line means no call ran collplan;
+4. prints a table (spec x P), the fallback reasons with their counts, writes a markdown report (--report), and
+   exits 1 when a run failed or timed out, when the native run failed, or when the share of the collective's calls
+   that ran collplan is below --min-share in a run where the algorithm applies.
+
+Not every (spec, P) cell is its own mpirun (see README.md, "What runs"):
+  - specs whose schedules at P are identical (same hash: the same ops, peers, tags and flags) run once; the
+    others are reported with the result of the one that ran (--no-dedup runs them all);
+  - cells where the algorithm does not apply (the library must fall back to the MPI library's collective) run
+    once per P with the first such spec as representative (--all-inapplicable runs them all);
+  - the share is not enforced for schedules that are correct only for idempotent operations (the program's
+    sums must fall back) or in cells where the algorithm does not apply.
+
+Standard library only. `--merge OUT REPORT...` joins reports into one with a summary table (make conformance).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+COLLECTIVES = {
+    "allgather": ("COLLPLAN_ALLGATHER", ("MPI_Allgather", "MPI_Allgather_c")),
+    "alltoall": ("COLLPLAN_ALLTOALL", ("MPI_Alltoall", "MPI_Alltoall_c")),
+    "alltoallv": ("COLLPLAN_ALLTOALLV", ("MPI_Alltoallv", "MPI_Alltoallv_c")),
+    "allreduce": ("COLLPLAN_ALLREDUCE", ("MPI_Allreduce", "MPI_Allreduce_c")),
+    "barrier": ("COLLPLAN_BARRIER", ("MPI_Barrier",)),
+}
+
+# Environment for runs of many ranks on few cores (README.md, "MPI settings"); a variable already set wins.
+MPI_TUNING = {
+    # Open MPI: the shared-memory transport only (the libfabric BTL's start-up costs ~1 s per launch).
+    "openmpi": {"OMPI_MCA_btl": "self,sm", "OMPI_MCA_pml": "ob1"},
+    # MPICH: waiting ranks sleep instead of spinning (oversubscribed ranks otherwise wait for each other's time
+    # slices: ms per collective), and its own collectives go through that progress engine too.
+    "mpich": {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1",
+              "MPIR_CVAR_DEVICE_COLLECTIVES": "none"},
+}
+
+STATS_CALLS = re.compile(r"collplan-stats: (MPI_\w+) collplan=(\d+) native=(\d+)")
+STATS_REASON = re.compile(r"collplan-stats: native (\d+) (MPI_\w+): (.*)$")
+PASSED = re.compile(r"conformance (\S+): (\d+) checks passed")
+FAILED_CHECKS = re.compile(r"conformance (\S+): (\d+) of (\d+) checks FAILED")
+FAIL_LINE = re.compile(r"conformance \S+: FAIL .*")
+TRACE = re.compile(r"conformance \S+: [0-9.]+ s case (.*)$")
+
+
+# ---- variants ------------------------------------------------------------------------------------------------
+@dataclass
+class Cell:
+    spec: str
+    ranks: int
+    applies: bool
+    flags: str = ""        # "needs_commutative", "idempotent_only" or ""
+    reason: str = ""       # why not, when it does not apply
+    schedule: str = ""     # schedule hash ("-": unknown)
+    run: Run | None = None
+    same_as: str = ""      # spec whose run stands for this cell
+
+
+def list_variants(lister: str, collective: str, ranks: list[int]) -> tuple[list[str], dict[tuple[str, int], Cell]]:
+    out = subprocess.run([lister, collective, "--ranks", f"{min(ranks)}-{max(ranks)}"], check=True,
+                         capture_output=True, text=True).stdout
+    specs: list[str] = []
+    cells: dict[tuple[str, int], Cell] = {}
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3:
+            continue
+        spec, p, status = parts[0], int(parts[1]), parts[2]
+        if p not in ranks:
+            continue
+        if spec not in specs:
+            specs.append(spec)
+        if status.startswith("ok"):
+            cells[(spec, p)] = Cell(spec, p, True, flags=status[3:].strip(),
+                                    schedule=parts[3] if len(parts) > 3 else "-")
+        else:
+            cells[(spec, p)] = Cell(spec, p, False, reason=status[4:].strip())
+    return specs, cells
+
+
+# ---- running -------------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    spec: str              # "" for the native validation run
+    ranks: int
+    status: str = "skip"   # pass | FAIL | TIMEOUT | skip
+    why: str = ""          # one line: what failed
+    seconds: float = 0.0
+    collplan: int = 0      # calls of the collective that ran collplan (summed over ranks)
+    native: int = 0
+    has_stats: bool = False
+    reasons: dict[str, int] = field(default_factory=dict)  # rank 0's fallback reasons
+    last_case: str = ""
+    fail_lines: list[str] = field(default_factory=list)
+    tail: str = ""
+    command: str = ""
+
+    @property
+    def share(self) -> float | None:
+        total = self.collplan + self.native
+        return self.collplan / total if total else None
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    pids = descendants(proc.pid)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the session the run was started in
+    except OSError:
+        pass
+    for pid in pids:  # and whatever left it (daemons that call setsid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def execute(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, float]:
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace", start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out = ""
+        rc = None
+    return rc, out or "", time.monotonic() - start
+
+
+def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program: str) -> None:
+    passed = failed = None
+    for line in out.splitlines():
+        line = line.rstrip()
+        if m := STATS_CALLS.search(line):
+            run.has_stats = True
+            if m.group(1) in calls:
+                run.collplan += int(m.group(2))
+                run.native += int(m.group(3))
+        elif m := STATS_REASON.search(line):
+            run.has_stats = True
+            if m.group(2) in calls:
+                reason = f"{m.group(2)}: {m.group(3).strip()}"
+                run.reasons[reason] = run.reasons.get(reason, 0) + int(m.group(1))
+        elif m := TRACE.search(line):
+            run.last_case = m.group(1)
+        elif m := PASSED.search(line):
+            passed = int(m.group(2))
+        elif m := FAILED_CHECKS.search(line):
+            failed = (int(m.group(2)), int(m.group(3)))
+        elif FAIL_LINE.search(line) and len(run.fail_lines) < 8:
+            run.fail_lines.append(line[line.index("FAIL"):])
+    lines = [ln for ln in out.splitlines() if not TRACE.search(ln)]
+    run.tail = "\n".join(lines[-12:])
+    if rc is None:
+        run.status, run.why = "TIMEOUT", f"killed after {run.seconds:.0f} s in case '{run.last_case}'"
+    elif rc == 0 and passed is not None:
+        run.status = "pass"
+    else:
+        run.status = "FAIL"
+        if failed:
+            run.why = f"{failed[0]} of {failed[1]} checks failed"
+        elif rc < 0 or rc > 128:
+            sig = -rc if rc < 0 else rc - 128
+            run.why = f"killed by signal {sig} in case '{run.last_case}'"
+        else:
+            run.why = f"exit code {rc} without the '{program}: N checks passed' line, last case '{run.last_case}'"
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace, abi: str, collective: str, program: str):
+        self.args, self.abi, self.collective, self.program = args, abi, collective, program
+        self.var, self.calls = COLLECTIVES[collective]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COLLPLAN_")}
+        if not args.no_mpi_tuning:
+            for k, v in MPI_TUNING.get(abi, {}).items():
+                env.setdefault(k, v)
+        if abi == "openmpi" and os.geteuid() == 0:
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        env["CONFORMANCE_TRACE"] = "1"
+        self.env = env
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+        self.timeouts = 0
+        self.stopped = ""
+
+    def command(self, spec: str, ranks: int) -> list[str]:
+        cmd = [self.args.mpirun, "-n", str(ranks)]
+        if self.abi == "openmpi":
+            cmd.append("--oversubscribe")
+        if spec:
+            cmd += ["env", f"LD_PRELOAD={self.args.lib}", f"{self.var}={spec}", "COLLPLAN_STATS=1"]
+        return cmd + [self.program]
+
+    def run(self, spec: str, ranks: int) -> Run:
+        run = Run(spec, ranks)
+        cmd = self.command(spec, ranks)
+        run.command = " ".join(cmd)
+        with self.lock:
+            if not self.stopped:
+                if self.args.budget and time.monotonic() - self.start > self.args.budget:
+                    self.stopped = f"time budget of {self.args.budget:.0f} s used up"
+                elif self.args.max_timeouts and self.timeouts >= self.args.max_timeouts:
+                    self.stopped = f"{self.timeouts} runs timed out (--max-timeouts)"
+            if self.stopped:
+                run.why = "not run: " + self.stopped
+                return run
+        rc, out, run.seconds = execute(cmd, self.env, self.args.timeout)
+        analyse(run, rc, out, self.calls, os.path.basename(self.program))
+        with self.lock:
+            self.timeouts += run.status == "TIMEOUT"
+        if self.args.verbose:
+            print(f"  {run.status:7s} {run.seconds:5.2f}s P={ranks} {spec or 'native'} {run.why}", flush=True)
+        return run
+
+    def run_all(self, jobs: list[tuple[str, int]]) -> list[Run]:
+        if self.args.jobs <= 1:
+            return [self.run(s, p) for s, p in jobs]
+        with ThreadPoolExecutor(self.args.jobs) as pool:
+            return list(pool.map(lambda j: self.run(*j), jobs))
+
+
+# ---- one program ---------------------------------------------------------------------------------------------
+def cell_text(cell: Cell, min_share: float | None) -> str:
+    run = cell.run
+    if run is None:
+        return "n/a" if not cell.applies else "?"
+    mark = "'" if cell.same_as else ""
+    if run.status == "skip":
+        return "skip"
+    if run.status == "TIMEOUT":
+        return "TIME" + mark
+    if run.status == "FAIL":
+        return "FAIL" + mark
+    if not cell.applies:
+        return "nat" + mark
+    share = run.share
+    if share is None or not run.has_stats:
+        return ("LOW" if min_share is not None and share_enforced(cell) else "ok?") + mark
+    pct = int(share * 100)
+    if min_share is not None and share_enforced(cell) and share < min_share:
+        return f"LOW{pct}" + mark
+    return ("ok" if pct >= 100 else f"ok{pct}") + mark
+
+
+def share_enforced(cell: Cell) -> bool:
+    return cell.applies and cell.flags != "idempotent_only"
+
+
+def share_ok(cell: Cell, min_share: float | None) -> bool:
+    if min_share is None or not share_enforced(cell) or cell.run is None or cell.run.status != "pass":
+        return True
+    share = cell.run.share if cell.run.has_stats else 0.0
+    return share is not None and share >= min_share
+
+
+def run_program(args: argparse.Namespace, abi: str, program: str, collective: str) -> tuple[bool, str, dict]:
+    ranks = args.ranks
+    t0 = time.monotonic()
+    specs, cells = list_variants(args.lister, collective, ranks)
+    if args.specs:
+        wanted = [s for s in args.specs.split(";") if s]
+        specs = [s for s in specs if s in wanted]
+        cells = {k: c for k, c in cells.items() if k[0] in wanted}
+    runner = Runner(args, abi, collective, program)
+    name = os.path.basename(program)
+    print(f"conformance: {name} ({collective}) under {abi}: {len(specs)} specs x P={args.ranks_text}", flush=True)
+
+    # native validation first
+    natives = runner.run_all([("", p) for p in ranks]) if not args.skip_native else []
+
+    # which cells run: one per (P, schedule hash) among the applicable ones, one per P among the others
+    jobs: list[tuple[str, int]] = []
+    leader: dict[tuple, str] = {}
+    for spec in specs:
+        for p in ranks:
+            cell = cells.get((spec, p))
+            if cell is None:
+                continue
+            if cell.applies:
+                key = (p, cell.flags, cell.schedule) if (not args.no_dedup and cell.schedule != "-") else (p, spec)
+            else:
+                key = (p, "n/a") if not args.all_inapplicable else (p, spec, "n/a")
+            if key in leader:
+                cell.same_as = leader[key]
+            else:
+                leader[key] = spec
+                jobs.append((spec, p))
+    results = runner.run_all(jobs)
+    by_job = {(r.spec, r.ranks): r for r in results}
+    for (spec, p), cell in cells.items():
+        cell.run = by_job.get((cell.same_as or spec, p))
+    elapsed = time.monotonic() - t0
+
+    # verdict
+    problems: list[str] = []
+    for r in natives:
+        if r.status != "pass":
+            problems.append(f"native P={r.ranks}: {r.status} {r.why}")
+    for r in results:
+        if r.status in ("FAIL", "TIMEOUT"):
+            problems.append(f"{r.spec} P={r.ranks}: {r.status} {r.why}")
+        elif r.status == "skip":
+            problems.append(f"{r.spec} P={r.ranks}: {r.why}")
+    low = [c for c in cells.values() if c.same_as == "" and c.run and not share_ok(c, args.min_share)]
+    for c in low:
+        share = c.run.share if c.run.has_stats else None
+        problems.append(f"{c.spec} P={c.ranks}: collplan ran "
+                        f"{'no' if not share else f'{share:.0%} of the'} calls (--min-share {args.min_share:.0%})")
+    ok = not problems
+
+    # table
+    width = max([len(s) for s in specs] + [20])
+    applicable_specs = [s for s in specs if any(cells.get((s, p)) and cells[(s, p)].applies for p in ranks)]
+    never = [s for s in specs if s not in applicable_specs]
+    lines = []
+    head = f"{'spec':{width}s} " + " ".join(f"{'P=' + str(p):>7s}" for p in ranks)
+    lines.append(head)
+    if natives:
+        lines.append(f"{'(native, no preload)':{width}s} " + " ".join(
+            f"{('ok' if r.status == 'pass' else r.status):>7s}" for r in natives))
+    for s in applicable_specs:
+        lines.append(f"{s:{width}s} " + " ".join(
+            f"{cell_text(cells[(s, p)], args.min_share) if (s, p) in cells else '':>7s}" for p in ranks))
+    table = "\n".join(lines)
+
+    reasons: dict[str, list[int]] = {}
+    for r in results:
+        for reason, n in r.reasons.items():
+            acc = reasons.setdefault(reason, [0, 0])
+            acc[0] += n
+            acc[1] += 1
+    no_stats = sum(1 for r in results if r.status == "pass" and not r.has_stats)
+    counts = {k: sum(1 for r in results if r.status == k) for k in ("pass", "FAIL", "TIMEOUT", "skip")}
+    n_cells = len(cells)
+    n_app = sum(1 for c in cells.values() if c.applies)
+    summary = {
+        "abi": abi, "program": name, "collective": collective, "specs": len(specs), "cells": n_cells,
+        "applicable": n_app, "runs": len(results) + len(natives), "passed": counts["pass"],
+        "failed": counts["FAIL"], "timeouts": counts["TIMEOUT"], "skipped": counts["skip"],
+        "native_failed": sum(1 for r in natives if r.status != "pass"), "low_share": len(low),
+        "seconds": round(elapsed, 1), "ok": ok,
+    }
+
+    # console
+    print(table)
+    if never:
+        print(f"never applicable for P in {args.ranks_text} (one fallback run per P stands for them): "
+              + ", ".join(never))
+    print(f"runs: {len(natives)} native + {len(results)} with the library for {n_cells} cells "
+          f"({n_app} applicable); pass {counts['pass']}, FAIL {counts['FAIL']}, TIMEOUT {counts['TIMEOUT']}, "
+          f"not run {counts['skip']}; {elapsed:.1f} s")
+    if reasons:
+        print("fallback reasons (rank 0, summed over runs):")
+        for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {n:6d} in {nruns:3d} runs  {reason}")
+    if no_stats:
+        print(f"{no_stats} passing runs printed no collplan-stats lines: counted as 0 calls through collplan")
+    for p in problems[:40]:
+        print("  " + p)
+    if len(problems) > 40:
+        print(f"  ... {len(problems) - 40} more in the report")
+    print(f"conformance {name} under {abi}: {'OK' if ok else 'FAILED'}", flush=True)
+
+    md = markdown(args, abi, name, collective, specs, never, cells, natives, results, table, reasons, no_stats,
+                  problems, summary)
+    return ok, md, summary
+
+
+def markdown(args, abi, name, collective, specs, never, cells, natives, results, table, reasons, no_stats,
+             problems, summary) -> str:
+    s = summary
+    out = [f"## {name} ({collective}) under {abi}", "",
+           f"<!-- conformance-summary: {' '.join(f'{k}={v}' for k, v in s.items())} -->", "",
+           f"- library: `{args.lib}`", f"- mpirun: `{args.mpirun}`",
+           f"- ranks: {args.ranks_text}; per-run timeout {args.timeout:.0f} s; min share "
+           f"{'off' if args.min_share is None else f'{args.min_share:.0%}'}; MPI settings: "
+           + (", ".join(f"`{k}={v}`" for k, v in MPI_TUNING.get(abi, {}).items()) if not args.no_mpi_tuning
+              else "none"),
+           f"- {s['specs']} specs x {len(args.ranks)} rank counts = {s['cells']} cells, {s['applicable']} where "
+           f"the algorithm applies; {s['runs']} mpirun launches ({len(natives)} native); wall time "
+           f"{s['seconds']} s",
+           f"- result: **{'OK' if s['ok'] else 'FAILED'}** -- pass {s['passed']}, FAIL {s['failed']}, "
+           f"TIMEOUT {s['timeouts']}, not run {s['skipped']}, native failures {s['native_failed']}, "
+           f"share below minimum {s['low_share']}", "",
+           "Cells: `ok` passed and every call ran collplan, `okNN` passed with NN % of the calls through collplan, "
+           "`LOWNN` passed but below the minimum share, `ok?` passed without statistics, `FAIL`, `TIME` (timeout), "
+           "`nat` the algorithm does not apply and the run (native fallback) passed, `n/a` does not apply (not run: "
+           "another inapplicable spec stands for it), `skip` not run (budget); a trailing `'` marks a cell that "
+           "did not run itself because another spec has the identical schedule at that P (its result is shown).",
+           "", "```", table, "```", ""]
+    if never:
+        out += [f"Never applicable for P in {args.ranks_text}: {', '.join(never)}.", ""]
+    if reasons or no_stats:
+        out += ["### Fallback reasons", "", "| calls | runs | reason |", "|---:|---:|---|"]
+        for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
+            out.append(f"| {n} | {nruns} | {reason.replace('|', '/')} |")
+        if no_stats:
+            out.append(f"| - | {no_stats} | (passing runs without collplan-stats lines: 0 calls through collplan) |")
+        out.append("")
+    bad = [r for r in natives + results if r.status in ("FAIL", "TIMEOUT")]
+    if bad:
+        out += ["### Failures", ""]
+        for r in bad:
+            same = sorted({c.spec for c in cells.values() if c.same_as == r.spec and c.ranks == r.ranks})
+            out.append(f"- **{r.spec or 'native'} P={r.ranks}**: {r.status} ({r.seconds:.1f} s) {r.why}"
+                       + (f"; same schedule: {', '.join(same)}" if same else ""))
+            for ln in r.fail_lines[:5]:
+                out.append(f"  - `{ln}`")
+            if not r.fail_lines and r.tail.strip():
+                tail = "\n".join("    " + t for t in r.tail.splitlines()[-6:])
+                out.append(tail)
+        out.append("")
+    if problems:
+        out += ["### Problems", ""] + [f"- {p}" for p in problems] + [""]
+    return "\n".join(out)
+
+
+# ---- merge ---------------------------------------------------------------------------------------------------
+def merge(out_path: str, inputs: list[str]) -> int:
+    summaries, bodies = [], []
+    for path in inputs:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError as e:
+            bodies.append(f"## {path}\n\nmissing: {e}\n")
+            summaries.append({"program": os.path.basename(path), "ok": "False", "seconds": "0"})
+            continue
+        found = re.findall(r"<!-- conformance-summary: (.*?) -->", text)
+        summaries += [dict(kv.split("=", 1) for kv in m.split()) for m in found] or [
+            {"program": os.path.basename(path), "ok": "False", "seconds": "0"}]
+        bodies.append(text)
+    total = sum(float(s.get("seconds", 0)) for s in summaries)
+    per_abi: dict[str, float] = {}
+    for s in summaries:
+        per_abi[s.get("abi", "?")] = per_abi.get(s.get("abi", "?"), 0.0) + float(s.get("seconds", 0))
+    lines = ["# collplan conformance report", "",
+             f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; total {total:.0f} s ("
+             + ", ".join(f"{a} {t:.0f} s" for a, t in per_abi.items()) + ").", "",
+             "| MPI | program | result | runs | pass | FAIL | TIMEOUT | not run | low share | seconds |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in summaries:
+        lines.append(f"| {s.get('abi', '?')} | {s.get('program', '?')} | "
+                     f"{'OK' if s.get('ok') == 'True' else '**FAILED**'} | {s.get('runs', '-')} | "
+                     f"{s.get('passed', '-')} | {s.get('failed', '-')} | {s.get('timeouts', '-')} | "
+                     f"{s.get('skipped', '-')} | {s.get('low_share', '-')} | {s.get('seconds', '-')} |")
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n\n" + "\n".join(bodies))
+    print(f"conformance report: {out_path} ({total:.0f} s in all)")
+    return 0 if all(s.get("ok") == "True" for s in summaries) else 1
+
+
+# ---- command line --------------------------------------------------------------------------------------------
+def parse_ranks(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            out += range(int(lo), int(hi) + 1)
+        elif part:
+            out.append(int(part))
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"bad rank list '{text}' (allowed: e.g. 1-8 or 1,2,4)")
+    return sorted(set(out))
+
+
+def guess_abi(mpirun: str) -> str:
+    real = os.path.realpath(mpirun)
+    for abi in ("openmpi", "mpich"):
+        if abi in real or abi in mpirun:
+            return abi
+    try:
+        text = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        text = ""
+    return "openmpi" if ("Open MPI" in text or "OpenRTE" in text or "prterun" in text) else "mpich"
+
+
+def guess_collective(program: str) -> str:
+    base = os.path.basename(program)
+    for c in sorted(COLLECTIVES, key=len, reverse=True):
+        if re.search(rf"(^|_){c}(_|$|\.)", base):
+            return c
+    raise SystemExit(f"run_conformance: cannot tell the collective of '{program}' (give --collective: "
+                     f"{', '.join(COLLECTIVES)})")
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--merge"]:
+        if len(argv) < 3:
+            print("run_conformance: --merge OUT REPORT...", file=sys.stderr)
+            return 2
+        return merge(argv[1], argv[2:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mpirun", required=True, help="the MPI's mpirun")
+    ap.add_argument("--lib", required=True, help="libcollplan_pmpi.so built for that MPI")
+    ap.add_argument("--lister", required=True, help="the list_algorithms program")
+    ap.add_argument("--program", required=True, action="append", help="a conformance program (repeatable)")
+    ap.add_argument("--collective", choices=sorted(COLLECTIVES), help="default: from the program's name")
+    ap.add_argument("--abi", choices=("openmpi", "mpich"), help="default: guessed from mpirun")
+    ap.add_argument("--ranks", default="1-8", help="rank counts, e.g. 1-8 or 1,2,4 (default 1-8)")
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per run (default 30)")
+    ap.add_argument("--min-share", default="0.95",
+                    help="least share of the collective's calls that must run collplan, or 'none' (default 0.95)")
+    ap.add_argument("--report", help="write the markdown report here")
+    ap.add_argument("--specs", help="only these specs, separated by ';'")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at the same time (default 1)")
+    ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: no limit)")
+    ap.add_argument("--max-timeouts", type=int, default=0,
+                    help="stop starting runs after this many timeouts (0: no limit)")
+    ap.add_argument("--no-dedup", action="store_true", help="run specs with identical schedules separately")
+    ap.add_argument("--all-inapplicable", action="store_true", help="run every cell where the algorithm does not apply")
+    ap.add_argument("--skip-native", action="store_true", help="no native validation runs")
+    ap.add_argument("--no-mpi-tuning", action="store_true", help="do not set the MPI settings for oversubscription")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per run as it finishes")
+    args = ap.parse_args(argv)
+    args.ranks_text = args.ranks
+    args.ranks = parse_ranks(args.ranks)
+    args.min_share = None if args.min_share.lower() in ("none", "off", "0") else float(args.min_share)
+    for path in [args.mpirun, args.lib, args.lister] + args.program:
+        if not (os.path.exists(path) or shutil.which(path)):
+            print(f"run_conformance: {path} not found", file=sys.stderr)
+            return 2
+    abi = args.abi or guess_abi(args.mpirun)
+    all_ok, mds = True, []
+    for program in args.program:
+        collective = args.collective or guess_collective(program)
+        ok, md, _ = run_program(args, abi, os.path.abspath(program), collective)
+        all_ok &= ok
+        mds.append(md)
+    if args.report:
+        os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
+        with open(args.report, "w") as f:
+            f.write("\n".join(mds))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
