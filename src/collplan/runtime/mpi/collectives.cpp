@@ -240,9 +240,10 @@ struct RequestFactory {
         return r;
     }
 
-    static void set_reduction(Request& r, MPI_Datatype type, MPI_Op op) {
+    static void set_reduction(Request& r, MPI_Datatype type, MPI_Op op, int64_t lb) {
         r.args_.datatype = type;
         r.args_.op = op;
+        r.args_.lb = lb;
     }
 
     static void set_input(Request& r, const void* send, void* recv, uint64_t in_place_offset) {
@@ -358,10 +359,10 @@ Choice consistent_choice(const Choice& c, MPI_Datatype type, MPI_Op op) {
 std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
                                         MPI_Comm comm, const Choice& c) {
     const TypeInfo t = type_info(type);
-    if (t.lb != 0 || t.true_lb < 0 || t.extent <= 0 || t.true_lb + t.true_extent > t.extent)
-        throw Error("allreduce: datatype with lower bound " + std::to_string(t.lb) + ", extent " + std::to_string(t.extent) +
-                    " and true extent " + std::to_string(t.true_lb) + ".." + std::to_string(t.true_lb + t.true_extent) +
-                    " (allowed: lower bound 0 and data inside each element's extent)");
+    if (t.extent <= 0 || t.true_lb < t.lb || t.true_lb + t.true_extent > t.lb + t.extent)
+        throw Error("allreduce: datatype with extent " + std::to_string(t.lb) + ".." + std::to_string(t.lb + t.extent) +
+                    " and data at " + std::to_string(t.true_lb) + ".." + std::to_string(t.true_lb + t.true_extent) +
+                    " (allowed: a positive extent that holds the data)");
     CallShape sh;
     sh.collective = Collective::allreduce;
     sh.count = count;
@@ -369,7 +370,7 @@ std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t c
     auto r = RequestFactory::make(comm, Collective::allreduce, consistent_choice(c, type, op), sh, {});
     const std::string why = reduction_unsupported(r->plan().schedule(), type, op);
     if (!why.empty()) throw Error("allreduce: " + why);
-    RequestFactory::set_reduction(*r, type, op);
+    RequestFactory::set_reduction(*r, type, op, t.lb);
     RequestFactory::set_input(*r, send, recv, 0);
     return r;
 }

@@ -11,8 +11,9 @@
 // of its non-blocking collectives), the schedules by (collective, algorithm, parameters, P) and the plans by
 // schedule and call shape (sizes; alltoallv: the whole count matrix, which every call gathers).
 //
-// Buffers are bytes except for allreduce: count elements of a datatype with lower bound 0 whose data lie inside
-// each element's extent (elements `extent` bytes apart), reduced with MPI_Reduce_local, so every predefined and
+// Buffers are bytes except for allreduce: count elements of a datatype whose data lie inside each element's extent,
+// elements `extent` bytes apart, the buffer pointing at the start of the first element's extent (its address plus
+// the lower bound; for contiguous types the address), reduced with MPI_Reduce_local, so every predefined and
 // user-defined MPI_Op works. Operations that do not commute are refused by schedules that need commutativity;
 // unless the reduction is exact (an integer type, datatype.hpp) only rank-consistent schedules run, and an
 // algorithm whose default is not rank-consistent runs its rank-consistent variant (Algorithm::

@@ -294,15 +294,16 @@ void Execution::reduce(const Node& n) {
         char* dst = base(d->buf) + d->offset + dof;
         const char* src = base(s->buf) + s->offset + so;
         const int count = static_cast<int>(piece / static_cast<uint64_t>(elem));
+        const int64_t o = -args_.lb;  // from the start of an element's extent to its origin
         if (inverse) {
             if (!reduce_inverse(dst, src, count, args_.datatype, args_.op))
                 throw Error("schedule needs the inverse of the reduction operation, which this datatype/operation lacks");
         } else if (swap) {  // dst = dst (+) src for a non-commutative operation
             std::memcpy(scratch_.data(), src, piece);
-            check(MPI_Reduce_local(dst, scratch_.data(), count, args_.datatype, args_.op), "MPI_Reduce_local");
+            check(MPI_Reduce_local(dst + o, scratch_.data() + o, count, args_.datatype, args_.op), "MPI_Reduce_local");
             std::memcpy(dst, scratch_.data(), piece);
         } else {
-            check(MPI_Reduce_local(src, dst, count, args_.datatype, args_.op), "MPI_Reduce_local");
+            check(MPI_Reduce_local(src + o, dst + o, count, args_.datatype, args_.op), "MPI_Reduce_local");
         }
         so += piece, dof += piece;
         if (so == s->bytes) ++s, so = 0;

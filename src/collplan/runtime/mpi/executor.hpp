@@ -94,6 +94,8 @@ struct RunArgs {
     void* out = nullptr;
     MPI_Datatype datatype = MPI_BYTE;  // allreduce: element type for MPI_Reduce_local
     MPI_Op op = MPI_OP_NULL;
+    int64_t lb = 0;                    // allreduce: the datatype's lower bound; element i's extent starts at
+                                       // i * extent in the buffers, its origin (what MPI_Reduce_local gets) at -lb
     int tag_base = 0;
 };
 

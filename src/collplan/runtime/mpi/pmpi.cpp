@@ -350,6 +350,15 @@ Entry* forget_shape(CommEntry& ce) {
     return nullptr;
 }
 
+// Send and receive buffers that alias without MPI_IN_PLACE: forbidden by MPI; the library's own collective
+// reports the error as it would without collplan.
+void count_alias(Fn f) {
+    if (g_stats_on) {
+        ++g_stats.native[f];
+        ++g_stats.reasons[std::string(kFnName[f]) + ": send and receive buffers alias (erroneous; the MPI library reports it)"];
+    }
+}
+
 void count_native(Fn f, const Entry* en) {
     if (g_stats_on) {
         ++g_stats.native[f];
@@ -431,7 +440,7 @@ template <class Count>
     }
     const bool in_place = sbuf == MPI_IN_PLACE;
     const uint64_t bytes = en->bytes;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);  // erroneous: MPI reports it
+    if (!in_place && sbuf == rbuf && bytes > 0) return count_alias(f), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
     if (!en->use) return count_native(f, en), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
     if (bytes == 0) return count_collplan(f);  // nothing to move on any rank
     if (direct(en->ti) && (in_place || st == rt || direct(info_of(st)))) return run(comm, f, *en->req, sbuf, rbuf);
@@ -499,7 +508,7 @@ template <class Count, class Displ>
     CommEntry* ce = comm_entry(comm);
     if (!ce->intra) return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf) return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);  // erroneous: MPI reports it
+    if (!in_place && sbuf == rbuf) return count_alias(f), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
     Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
         check_choice(Collective::alltoallv, ch);
         return std::unique_ptr<Request>();
@@ -532,7 +541,7 @@ template <class Count, class Displ>
 }
 
 // Allreduce: count elements of a datatype that is the same on every rank. Contiguous types run in place in the
-// user's buffers; others (lower bound 0, data inside each extent) run on copies laid out element by element and
+// user's buffers; others (data inside each element's extent) run on copies laid out extent by extent and
 // only their data are copied back, so the holes of the receive buffer stay untouched.
 template <class Count>
 [[gnu::noinline]] int allreduce_like(const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
@@ -556,18 +565,20 @@ template <class Count>
     const bool in_place = sbuf == MPI_IN_PLACE;
     const uint64_t bytes = en->bytes;
     const TypeInfo& ti = en->ti;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);  // erroneous: MPI reports it
+    if (!in_place && sbuf == rbuf && bytes > 0) return count_alias(f), native_allreduce(sbuf, rbuf, count, t, op, comm);
     if (!en->use) return count_native(f, en), native_allreduce(sbuf, rbuf, count, t, op, comm);
     if (bytes == 0) return count_collplan(f);
     if (ti.contiguous) return run(comm, f, *en->req, sbuf, rbuf);
-    const uint64_t span = (n - 1) * static_cast<uint64_t>(ti.extent) + static_cast<uint64_t>(ti.true_lb + ti.true_extent);
+    // element i's extent starts at i * extent in the copies; the data lie at true_lb - lb into it
+    const uint64_t span = (n - 1) * static_cast<uint64_t>(ti.extent) + static_cast<uint64_t>(ti.true_extent);
+    const uint64_t skip = static_cast<uint64_t>(ti.true_lb - ti.lb);
     en->packed_in.assign(n * static_cast<uint64_t>(ti.extent), 0);
     en->packed_out.resize(en->packed_in.size());
-    std::memcpy(en->packed_in.data(), in_place ? rbuf : sbuf, span);
+    std::memcpy(en->packed_in.data() + skip, static_cast<const char*>(in_place ? rbuf : sbuf) + ti.true_lb, span);
     const int rc = run(comm, f, *en->req, en->packed_in.data(), en->packed_out.data());
     if (rc != MPI_SUCCESS) return rc;
     en->packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
-    pack(en->packed_out.data(), static_cast<int64_t>(n), t, en->packed_in.data(), static_cast<int64_t>(bytes));
+    pack(en->packed_out.data() - ti.lb, static_cast<int64_t>(n), t, en->packed_in.data(), static_cast<int64_t>(bytes));
     unpack(en->packed_in.data(), static_cast<int64_t>(bytes), rbuf, static_cast<int64_t>(n), t);
     return rc;
 }
