@@ -26,6 +26,7 @@ from .machines import load_machine
 EVALUATORS = ("estimate", "simulate", "measure")
 PLANNED = ("allgather", "alltoall", "allreduce", "barrier")
 NATIVE = "native"
+NOISE_FLOOR = 0.05  # a measured schedule replaces native only when it is faster by more than this plus the noise
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,25 @@ class Plan:
     samples: list[list[list[float] | None]] | None = None  # measure: every repetition
 
     def best(self, j: int) -> int:
-        """Index of the fastest candidate at size index j."""
+        """Index of the fastest candidate at size index j -- except that a measured plan keeps the MPI library's
+        own collective unless a schedule beat it by more than the noise margin (native_margin)."""
         priced = [(t[j], i) for i, t in enumerate(self.times) if t[j] is not None]
         if not priced:
             raise CollplanError(f"no candidate could be priced at {self.sizes[j]} bytes")
-        return min(priced)[1]
+        i = min(priced)[1]
+        nat = next((k for k, c in enumerate(self.candidates) if c.algorithm == NATIVE), None)
+        if nat is None or i == nat or self.times[nat][j] is None:
+            return i
+        return i if self.times[i][j] < self.times[nat][j] * (1 - self.native_margin(j)) else nat
+
+    def native_margin(self, j: int) -> float:
+        """How much faster than native a schedule must measure at size index j to be chosen: NOISE_FLOOR plus the
+        spread of native's own repetitions there (median over best - 1), the run-to-run noise of this run."""
+        nat = next((k for k, c in enumerate(self.candidates) if c.algorithm == NATIVE), None)
+        if nat is None or not self.samples or not self.samples[nat][j]:
+            return NOISE_FLOOR if nat is not None else 0.0
+        s = sorted(self.samples[nat][j])
+        return NOISE_FLOOR + (s[len(s) // 2] / s[0] - 1 if s[0] > 0 else 0.0)
 
     def choice(self, size: int) -> Candidate:
         for r in self.ranges:

@@ -142,3 +142,24 @@ def test_a_bad_wisdom_file_is_left_alone(tmp_path, capsys):
     assert main(["plan", "--collective", "barrier", "--ranks", "4", "--machine", "ib-qdr", "--wisdom", str(w)]) == 2
     assert "wisdom" in capsys.readouterr().err and w.read_text() == before
 
+
+
+def _measured(times, samples):
+    """A measured plan of two sizes: candidate 0 a schedule, candidate 1 the MPI library's own collective."""
+    from collplan.planner import Plan, candidate
+    return Plan("allreduce", 2, "full:2", "m", "loggp", "sum", "measure", [8, 65536],
+                [candidate("allreduce/ring"), candidate("native")], times, [], samples=samples)
+
+
+def test_a_measured_schedule_must_beat_native_by_more_than_the_noise():
+    from collplan.planner import NOISE_FLOOR
+    # size 0: the schedule is 3 % faster, within the noise floor -> native; size 1: 30 % faster -> the schedule
+    quiet = [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    p = _measured([[0.97, 0.7], [1.0, 1.0]], [[quiet[0], quiet[0]], [quiet[1], quiet[1]]])
+    assert p.native_margin(0) == pytest.approx(NOISE_FLOOR)
+    assert p.best(0) == 1 and p.best(1) == 0
+    # a noisy native (median 20 % above its best) raises the bar: 22 % faster is not enough, 30 % is
+    noisy = [1.0, 1.2, 1.3]
+    p = _measured([[0.78, 0.7], [1.0, 1.0]], [[noisy, noisy], [noisy, noisy]])
+    assert p.native_margin(0) == pytest.approx(NOISE_FLOOR + 0.2)
+    assert p.best(0) == 1 and p.best(1) == 0
