@@ -89,7 +89,7 @@ private:
         for (; table_[i] != kEmpty; i = (i + 1) & (table_.size() - 1))
             if (nodes_[table_[i] - leaves_] == node) return table_[i];
         const uint32_t id = leaves_ + static_cast<uint32_t>(nodes_.size());
-        if (id >= kMarker) throw Error("allreduce schedule too large for the verifier: more than 2^31 distinct expressions");
+        if (id >= kMarker) throw Error("allreduce schedule with " + std::to_string(id) + " distinct expressions is too large for the verifier (allowed: fewer than 2^31)");
         nodes_.push_back(node);
         return table_[i] = id;
     }
