@@ -11,6 +11,7 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/common/units.hpp"
 #include "collplan/model/estimate.hpp"
+#include "collplan/schedule/reduction.hpp"
 #include "collplan/schedule/text.hpp"
 #include "collplan/verify/sweep.hpp"
 
@@ -45,6 +46,20 @@ nb::list algorithms_list() {
         d["source"] = a.source;
         d["params"] = params;
         d["topologies"] = a.default_topologies;
+        d["rank_consistent_params"] = a.rank_consistent_params;
+        out.append(d);
+    }
+    return out;
+}
+
+nb::list reduction_ops_list() {
+    nb::list out;
+    for (const ReductionOp& o : kReductionOps) {
+        nb::dict d;
+        d["name"] = o.name;
+        d["commutative"] = o.commutative;
+        d["idempotent"] = o.idempotent;
+        d["invertible"] = o.invertible;
         out.append(d);
     }
     return out;
@@ -57,6 +72,8 @@ nb::dict result_dict(const VerifyResult& v) {
     d["message"] = v.message;
     d["rank"] = v.rank;
     d["op"] = v.op;
+    d["rank_consistent"] = v.rank_consistent;
+    d["consistency"] = v.consistency;
     return d;
 }
 
@@ -103,6 +120,7 @@ void bind_core(nb::module_& m) {
     m.def("format_bytes", &format_bytes, "bytes"_a);
     m.def("format_time", &format_time, "seconds"_a);
     m.def("algorithms", &algorithms_list);
+    m.def("reduction_ops", &reduction_ops_list);
 
     nb::class_<Topology>(m, "Topology")
         .def_static("parse", &Topology::parse, "spec"_a)
@@ -130,6 +148,7 @@ void bind_core(nb::module_& m) {
         .def_ro("needs_commutative", &Schedule::needs_commutative)
         .def_ro("needs_inverse", &Schedule::needs_inverse)
         .def_ro("idempotent_only", &Schedule::idempotent_only)
+        .def_ro("rank_consistent", &Schedule::rank_consistent)
         .def_prop_ro("size_blocks", &Schedule::size_blocks)
         .def("blocks", [](const Schedule& s, const std::string& b) { return s.blocks(parse_buf(b)); }, "buffer"_a)
         .def_prop_ro("total_ops", &Schedule::total_ops)

@@ -48,20 +48,37 @@ def schedule(algorithm: str, ranks: int | None = None, topology: str | None = No
                                {str(k): str(v) for k, v in (params or {}).items()}, flat)
 
 
-IDEMPOTENT_OPS = {"max", "min", "band", "bor"}
+# The reduction operations: the one table of src/collplan/schedule/reduction.hpp (name, commutative, idempotent,
+# invertible), in its order.
+REDUCTION_OPS: list[dict] = _core.reduction_ops()
+OPS: list[str] = [o["name"] for o in REDUCTION_OPS]
+IDEMPOTENT_OPS: set[str] = {o["name"] for o in REDUCTION_OPS if o["idempotent"]}
+
+
+def reduction_op(name: str) -> dict:
+    """The table entry of reduction operation `name`."""
+    for o in REDUCTION_OPS:
+        if o["name"] == name:
+            return o
+    raise CollplanError(f"unknown reduction operation '{name}' (allowed: {', '.join(OPS)})")
 
 
 def unsupported_op(sched: _core.Schedule, op: str) -> str:
     """Why a schedule cannot compute reduction `op` ("" if it can), from what the schedule declares."""
-    if sched.idempotent_only and op not in IDEMPOTENT_OPS:
+    o = reduction_op(op)
+    if sched.idempotent_only and not o["idempotent"]:
         return f"correct only for idempotent operations ({', '.join(sorted(IDEMPOTENT_OPS))}), not {op}"
-    if sched.needs_commutative and op == "noncommutative":
+    if sched.needs_commutative and not o["commutative"]:
         return "needs a commutative operation"
+    if sched.needs_inverse and not o["invertible"]:
+        return f"takes contributions out with the inverse operation, which {op} does not have"
     return ""
 
 
 def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True) -> dict:
-    """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op'}."""
+    """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op', 'rank_consistent',
+    'consistency'}: rank_consistent (allreduce) says every rank computes the same expression, consistency names
+    the first difference where it does not."""
     return _core.verify(sched, op, check_races)
 
 

@@ -11,11 +11,10 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import _model_of, algorithms, estimate, resolve_name, row_labels, schedule, unsupported_op, verify
+from .api import OPS, _model_of, algorithms, estimate, resolve_name, row_labels, schedule, unsupported_op, verify
 from .machines import load_machine, machine_names
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
-OPS = ["sum", "prod", "max", "min", "band", "bor", "noncommutative"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,23 +117,27 @@ def cmd_verify(args) -> int:
         print(json.dumps(r, indent=2))
     else:
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
+        if r["ok"] and s.collective == "allreduce":
+            status += ", rank-consistent" if r["rank_consistent"] else f", not rank-consistent: {r['consistency']}"
         print(f"{s.algorithm} P={s.ranks} on {s.topology} op={op}: {s.total_ops} ops, {status}")
     return 0 if r["ok"] else 1
 
 
 def _verify_all(args) -> int:
-    names = [a["name"] for a in algorithms(args.collective)]
+    algs = algorithms(args.collective)
+    names = [a["name"] for a in algs]
     rows, failures, t0 = [], [], time.monotonic()
     for i, name in enumerate(names):
         cases, declined = _core.sweep_cases(name, args.max_ranks)
-        passed = 0
+        passed = consistent = 0
         for ranks, topo, op, params in cases:
             r = _core.run_case(name, ranks, topo, op, params)
-            if r["ok"]:
-                passed += 1
-            else:
+            passed += r["ok"]
+            consistent += r["rank_consistent"]
+            if not r["ok"]:
                 failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params, **r})
-        rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined})
+        rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
+                     "rank_consistent": consistent})
         if not args.json and sys.stderr.isatty():
             print(f"\r[{i + 1}/{len(names)}] {name:40s}", end="", file=sys.stderr, flush=True)
     if not args.json and sys.stderr.isatty():
@@ -142,9 +145,11 @@ def _verify_all(args) -> int:
     if args.json:
         print(json.dumps({"max_ranks": args.max_ranks, "algorithms": rows, "failures": failures}, indent=2))
     else:
-        print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s}")
-        for r in rows:
-            print(f"{r['algorithm']:36s} {r['cases']:6d} {r['passed']:7d} {r['declined']:9d}")
+        # consistent: allreduce cases whose every rank computes the same expression (verify.hpp)
+        print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s} {'consistent':>11s}")
+        for r, a in zip(rows, algs):
+            consistent = str(r["rank_consistent"]) if a["collective"] == "allreduce" else "-"
+            print(f"{r['algorithm']:36s} {r['cases']:6d} {r['passed']:7d} {r['declined']:9d} {consistent:>11s}")
         total = sum(r["cases"] for r in rows)
         print(f"{len(names)} algorithms, {total} cases (P <= {args.max_ranks}), {len(failures)} failed, "
               f"{time.monotonic() - t0:.1f} s")

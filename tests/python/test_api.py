@@ -89,6 +89,43 @@ def test_units():
         collplan.parse_size("1.5B")
 
 
+def test_reduction_operations_come_from_the_one_table():
+    from collplan import _core, api
+    table = _core.reduction_ops()
+    assert api.OPS == [o["name"] for o in table]
+    assert {"max", "min", "land", "lor", "band", "bor", "maxloc", "minloc"} == api.IDEMPOTENT_OPS
+    assert {o["name"] for o in table if o["invertible"]} == {"sum", "bxor"}
+    s = collplan.schedule("allreduce/recexch", ranks=7, params={"k": 3})
+    for op in api.OPS:
+        assert collplan.verify(s, op=op)["ok"], op
+    with pytest.raises(CollplanError, match="unknown reduction operation 'avg' .allowed: sum, prod"):
+        collplan.verify(s, op="avg")
+    with pytest.raises(CollplanError, match="'avg'"):
+        api.unsupported_op(s, "avg")
+    plain = collplan.schedule("allreduce/nway_dissemination_plain", ranks=8, params={"n": 2})
+    assert api.unsupported_op(plain, "land") == "" and "idempotent" in api.unsupported_op(plain, "lxor")
+    inverse = collplan.schedule("allreduce/nway_dissemination", ranks=7, params={"n": 1, "takeout": "inverse"})
+    assert inverse.needs_inverse and api.unsupported_op(inverse, "bxor") == ""
+    assert "inverse" in api.unsupported_op(inverse, "prod")
+
+
+def test_rank_consistency_in_verify_and_the_schedule():
+    s = collplan.schedule("allreduce/recexch", ranks=10, params={"k": 3})
+    v = collplan.verify(s)
+    assert s.rank_consistent and v["ok"] and v["rank_consistent"] and v["consistency"] == ""
+    t = collplan.schedule("allreduce/nway_dissemination", ranks=3, params={"n": 1})
+    v = collplan.verify(t)
+    assert not t.rank_consistent and v["ok"] and not v["rank_consistent"]
+    assert v["consistency"] == "out[0]: rank 0 computes (x1+(x2+x0)), rank 1 computes (x2+(x0+x1))"
+    u = collplan.schedule("allreduce/nway_dissemination", ranks=3, params={"n": 1, "forward": "contributions"})
+    assert u.rank_consistent and collplan.verify(u, op="noncommutative")["rank_consistent"]
+    assert collplan.Schedule.from_text(u.to_text()).rank_consistent and "rank_consistent" in u.to_text()
+    assert collplan.verify(collplan.schedule("allgather/ring", ranks=4))["rank_consistent"]  # nothing computed
+    params = {a["name"]: a["rank_consistent_params"] for a in collplan.algorithms("allreduce")}
+    assert params["allreduce/nway_dissemination"] == {"forward": "contributions"}
+    assert params["allreduce/recexch"] == {} and params["allreduce/nway_dissemination_plain"] == {}
+
+
 def test_text_round_trip_of_every_algorithm():
     for a in collplan.algorithms():
         if a["collective"] == "alltoallv":

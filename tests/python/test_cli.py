@@ -68,6 +68,48 @@ def test_verify_all_passes_and_summarises():
     assert j["failures"] == [] and all(r["passed"] == r["cases"] for r in j["algorithms"])
 
 
+def test_verify_says_whether_an_allreduce_is_rank_consistent(tmp_path):
+    p = run("verify", "--collective", "allreduce", "--algorithm", "recexch", "--ranks", "9", "--param", "k=3", check=0)
+    assert len(p.stdout.splitlines()) == 1 and p.stdout.rstrip().endswith("ops, ok, rank-consistent"), p.stdout
+    nway = ["verify", "--collective", "allreduce", "--algorithm", "nway_dissemination", "--ranks", "3", "--param", "n=1"]
+    p = run(*nway, check=0)
+    assert len(p.stdout.splitlines()) == 1 and p.stdout.rstrip().endswith(
+        "ops, ok, not rank-consistent: out[0]: rank 0 computes (x1+(x2+x0)), rank 1 computes (x2+(x0+x1))"), p.stdout
+    r = json.loads(run(*nway, "--json", check=0).stdout)
+    assert r["ok"] and r["rank_consistent"] is False and r["consistency"].startswith("out[0]: rank 0 computes")
+    r = json.loads(run(*nway, "--param", "forward=contributions", "--op", "noncommutative", "--json", check=0).stdout)
+    assert r["ok"] and r["rank_consistent"] is True and r["consistency"] == ""
+    p = run("verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", check=0)
+    assert "rank-consistent" not in p.stdout
+    # A schedule file that claims rank_consistent falsely fails.
+    text = collplan.schedule("allreduce/nway_dissemination", ranks=3, params={"n": 1}).to_text()
+    f = tmp_path / "claims.txt"
+    f.write_text(text.replace("\nflags needs_commutative\n", "\nflags needs_commutative rank_consistent\n"))
+    p = run("verify", "--schedule", str(f), check=1)
+    assert "FAILED (rank-inconsistent): the schedule declares rank_consistent but out[0]" in p.stdout, p.stdout
+
+
+def test_verify_op_accepts_every_operation_of_the_table():
+    for op in collplan.api.OPS:
+        run("verify", "--collective", "allreduce", "--algorithm", "rabenseifner", "--ranks", "5", "--op", op, check=0)
+    p = run("verify", "--collective", "allreduce", "--algorithm", "rabenseifner", "--ranks", "5", "--op", "avg")
+    assert p.returncode == 2 and "maxloc" in p.stderr
+
+
+def test_verify_all_counts_the_rank_consistent_cases():
+    p = run("verify", "--all", "--max-ranks", "6", "--collective", "allreduce", check=0)
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["algorithm", "cases", "passed", "declined", "consistent"]
+    rows = {ln.split()[0]: [int(x) for x in ln.split()[1:]] for ln in lines[1:] if ln.startswith("allreduce/")}
+    assert rows["allreduce/recexch"][3] == rows["allreduce/recexch"][0] > 0
+    assert 0 < rows["allreduce/nway_dissemination"][3] < rows["allreduce/nway_dissemination"][0]
+    assert rows["allreduce/nway_dissemination_plain"][3] == 7  # P = 1 only, n = 1..7
+    j = json.loads(run("verify", "--all", "--max-ranks", "4", "--json", check=0).stdout)
+    got = {r["algorithm"]: (r["rank_consistent"], r["cases"]) for r in j["algorithms"]}
+    assert got["allreduce/ring"][0] == got["allreduce/ring"][1] > 0
+    assert got["allgather/ring"][0] == got["allgather/ring"][1] > 0  # nothing computed: consistent
+
+
 def test_estimate_json_fields_and_bounds():
     p = run("estimate", "--collective", "allgather", "--algorithm", "all", "--topology", "ring:12",
             "--model", "hockney:alpha=2us,beta=1ns/B", "--sizes", "16B..64KiB", "--json", check=0)

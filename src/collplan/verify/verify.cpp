@@ -13,7 +13,6 @@
 #include <deque>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "collplan/schedule/reduction.hpp"
 
@@ -41,7 +40,8 @@ struct Failure {
 // ---------------------------------------------------------------------------------------------------------
 // Hash-consed allreduce expressions (verify.hpp): one id per distinct expression, so two blocks hold the same
 // expression exactly when their ids are equal. Ids below P * S are the leaves, x_i of segment s = s * P + i;
-// combine(left, right) and inverse(dst, src) are interned in a table.
+// the others index nodes_, each combine(left, right) or inverse(dst, src) packed in 8 bytes, found again through
+// an open-addressing table of ids (linear probing, at most half full): 16-24 bytes per distinct expression.
 class Exprs {
 public:
     Exprs(int ranks, uint32_t segments) : P_(static_cast<uint32_t>(ranks)), leaves_(P_ * segments) {
@@ -50,8 +50,8 @@ public:
                         " segments is too large for the verifier (allowed: fewer than 2^31 leaves)");
     }
     uint32_t leaf(uint32_t segment, int rank) const { return segment * P_ + static_cast<uint32_t>(rank); }
-    uint32_t combine(uint32_t left, uint32_t right) { return intern(false, left, right); }
-    uint32_t inverse(uint32_t dst, uint32_t src) { return intern(true, dst, src); }
+    uint32_t combine(uint32_t left, uint32_t right) { return intern(pack(false, left, right)); }
+    uint32_t inverse(uint32_t dst, uint32_t src) { return intern(pack(true, dst, src)); }
 
     // "((x0+x1)+x2)"; an inverse is "(a-b)". Longer than `limit` characters: cut there and "..." appended.
     std::string render(uint32_t id, size_t limit) const {
@@ -65,9 +65,10 @@ public:
             } else if (x < leaves_) {
                 out += "x" + std::to_string(x % P_);
             } else {
-                const Node& n = nodes_[x - leaves_];
+                const uint64_t n = nodes_[x - leaves_];
+                const auto left = static_cast<uint32_t>(n >> 31 & kIdMask), right = static_cast<uint32_t>(n & kIdMask);
                 out += '(';
-                todo.insert(todo.end(), {kClose, n.right, n.inverse ? kMinus : kPlus, n.left});
+                todo.insert(todo.end(), {kClose, right, n >> 62 ? kMinus : kPlus, left});
             }
         }
         if (out.size() > limit) out.resize(limit), out += "...";
@@ -76,22 +77,34 @@ public:
 
 private:
     static constexpr uint32_t kMarker = 0x7ffffff0u, kClose = kMarker, kPlus = kMarker + 1, kMinus = kMarker + 2;
-    struct Node {
-        bool inverse;
-        uint32_t left, right;
-    };
-    uint32_t intern(bool inv, uint32_t left, uint32_t right) {
-        const uint64_t key = (uint64_t{inv} << 62) | (uint64_t{left} << 31) | right;  // ids < 2^31
-        const auto [it, fresh] = index_.try_emplace(key, leaves_ + static_cast<uint32_t>(nodes_.size()));
-        if (fresh) {
-            if (it->second >= kMarker) throw Error("allreduce schedule too large for the verifier: more than 2^31 distinct expressions");
-            nodes_.push_back({inv, left, right});
+    static constexpr uint64_t kIdMask = 0x7fffffffu;  // ids < 2^31
+    static constexpr uint32_t kEmpty = ~0u;
+
+    static uint64_t pack(bool inverse, uint32_t left, uint32_t right) {
+        return (uint64_t{inverse} << 62) | (uint64_t{left} << 31) | right;
+    }
+    uint32_t intern(uint64_t node) {
+        if (2 * (nodes_.size() + 1) > table_.size()) grow();
+        size_t i = slot_of(node);
+        for (; table_[i] != kEmpty; i = (i + 1) & (table_.size() - 1))
+            if (nodes_[table_[i] - leaves_] == node) return table_[i];
+        const uint32_t id = leaves_ + static_cast<uint32_t>(nodes_.size());
+        if (id >= kMarker) throw Error("allreduce schedule with " + std::to_string(id) + " distinct expressions is too large for the verifier (allowed: fewer than 2^31)");
+        nodes_.push_back(node);
+        return table_[i] = id;
+    }
+    size_t slot_of(uint64_t node) const { return (node * 0x9e3779b97f4a7c15ull) >> (64 - std::countr_zero(table_.size())); }
+    void grow() {
+        table_.assign(std::max<size_t>(64, 2 * table_.size()), kEmpty);
+        for (size_t k = 0; k < nodes_.size(); ++k) {
+            size_t i = slot_of(nodes_[k]);
+            while (table_[i] != kEmpty) i = (i + 1) & (table_.size() - 1);
+            table_[i] = leaves_ + static_cast<uint32_t>(k);
         }
-        return it->second;
     }
     uint32_t P_, leaves_;
-    std::vector<Node> nodes_;
-    std::unordered_map<uint64_t, uint32_t> index_;
+    std::vector<uint64_t> nodes_;  // id - leaves_ -> (inverse, left, right)
+    std::vector<uint32_t> table_;  // ids, at the slot of their node
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -132,7 +145,8 @@ private:
     std::vector<uint32_t> expr_;  // allreduce: expression ids (Exprs)
 };
 
-// A snapshot of blocks (a message's payload or a copy's source).
+// A snapshot of blocks (a message's payload or a copy's source). The verifier reuses them: read() refills one
+// without giving back its memory.
 struct Payload {
     std::vector<int64_t> tok;
     std::vector<uint64_t> bits;
@@ -196,6 +210,7 @@ private:
     std::deque<std::pair<int, uint32_t>> ready_;
     std::vector<std::vector<std::pair<int, uint32_t>>> barrier_posted_;  // per barrier index: posted ops
     std::vector<Payload> inflight_;          // payload of posted sends, by slot id
+    Payload src_, dst_;                      // a copy's or reduce's operands
     std::vector<std::vector<uint32_t>> inflight_slot_;  // per rank per op: slot in inflight_
     std::vector<uint32_t> free_slots_;
 
@@ -398,9 +413,9 @@ private:
             for (int r = 0; r < P_; ++r) st_[r].knows.resize(s_.num_ops(r));
     }
 
-    Payload read(int r, uint32_t op, std::span<const Segment> segs) {
-        Payload p;
+    void read(int r, uint32_t op, std::span<const Segment> segs, Payload& p) {
         const int W = store_.words();
+        p.tok.clear(), p.bits.clear(), p.held.clear(), p.expr.clear();
         for (const Segment& sg : segs)
             for (uint32_t k = 0; k < sg.count; ++k) {
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + k);
@@ -411,7 +426,6 @@ private:
                 if (store_.pieces()) p.held.push_back(store_.held(sl));
                 if (store_.exprs()) p.expr.push_back(store_.expr(sl));
             }
-        return p;
     }
 
     // alltoallv: a piece of a block adds to the same block's earlier pieces; anything else overwrites.
@@ -444,34 +458,32 @@ private:
         return u;
     }
 
+    // dst_ becomes the result block by block: its contributions, its expression.
     void reduce(int r, uint32_t i, const OpView& v) {
-        const Payload src = read(r, i, v.src());
-        const Payload dst = read(r, i, v.dst());
+        read(r, i, v.src(), src_);
+        read(r, i, v.dst(), dst_);
         const int W = store_.words();
-        Payload out = dst;
-        for (size_t k = 0; k < src.tok.size(); ++k) {
-            if (src.tok[k] != dst.tok[k])
-                fail("segment-mismatch", r, i, op_text(s_, r, i) + " combines segment " + std::to_string(src.tok[k]) + " with segment " + std::to_string(dst.tok[k]));
-            const uint64_t* a = src.bits.data() + k * W;
-            const uint64_t* b = dst.bits.data() + k * W;
-            uint64_t* o = out.bits.data() + k * W;
-            out.expr[k] = combined(v.op.flags, src.expr[k], dst.expr[k]);
+        for (size_t k = 0; k < src_.tok.size(); ++k) {
+            if (src_.tok[k] != dst_.tok[k])
+                fail("segment-mismatch", r, i, op_text(s_, r, i) + " combines segment " + std::to_string(src_.tok[k]) + " with segment " + std::to_string(dst_.tok[k]));
+            const uint64_t* a = src_.bits.data() + k * W;
+            uint64_t* b = dst_.bits.data() + k * W;
+            dst_.expr[k] = combined(v.op.flags, src_.expr[k], dst_.expr[k]);
             if (v.op.flags & opflag::inverse) {
                 for (int w = 0; w < W; ++w) {
                     if (a[w] & ~b[w])
-                        fail("inverse-of-absent", r, i, op_text(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src.tok[k]) + ", which the destination does not hold");
-                    o[w] = b[w] & ~a[w];
+                        fail("inverse-of-absent", r, i, op_text(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src_.tok[k]) + ", which the destination does not hold");
+                    b[w] &= ~a[w];
                 }
                 continue;
             }
-            for (int w = 0; w < W; ++w) {
+            for (int w = 0; w < W; ++w)
                 if ((a[w] & b[w]) && !opt_.idempotent)
-                    fail("double-count", r, i, op_text(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src.tok[k]) + " would be counted twice");
-                o[w] = a[w] | b[w];
-            }
+                    fail("double-count", r, i, op_text(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src_.tok[k]) + " would be counted twice");
             if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
+            for (int w = 0; w < W; ++w) b[w] |= a[w];
         }
-        write(r, i, v.dst(), out);
+        write(r, i, v.dst(), dst_);
     }
 
     // The expression a reduce leaves in its destination: src (+) dst, dst (+) src (reverse) or dst (-) src.
@@ -520,19 +532,20 @@ private:
         const OpView v = s_.op(r, i);
         if (!rs.knows.empty()) rs.knows[i] = prerequisite_knowledge(r, i);
         switch (v.op.kind) {
-            case OpKind::copy: write(r, i, v.dst(), read(r, i, v.src())); complete(r, i); break;
+            case OpKind::copy: read(r, i, v.src(), src_), write(r, i, v.dst(), src_), complete(r, i); break;
             case OpKind::reduce: reduce(r, i, v); complete(r, i); break;
             case OpKind::calc: complete(r, i); break;
             case OpKind::barrier: post_barrier(r, i); break;
             case OpKind::send: {
-                Payload p = read(r, i, v.src());
+                inflight_slot_[r][i] = free_slot();
+                Payload& p = inflight_[inflight_slot_[r][i]];
+                read(r, i, v.src(), p);
                 if (s_.collective() == Collective::alltoallv && payload_units(p) != v.units) {
                     // A piece: one block, fewer (but some) of the units it holds.
                     if (p.tok.size() != 1 || v.units == 0 || v.units > p.held[0])
                         fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
                     p.held[0] = v.units;
                 }
-                inflight_slot_[r][i] = stash(std::move(p));
                 if (st_[v.op.peer].posted[rs.partner[i]]) deliver(r, i);
                 break;
             }
@@ -542,14 +555,13 @@ private:
         }
     }
 
-    uint32_t stash(Payload p) {
+    uint32_t free_slot() {  // a slot of inflight_ for a posted send's payload
         if (free_slots_.empty()) {
-            inflight_.push_back(std::move(p));
+            inflight_.emplace_back();
             return static_cast<uint32_t>(inflight_.size() - 1);
         }
-        uint32_t k = free_slots_.back();
+        const uint32_t k = free_slots_.back();
         free_slots_.pop_back();
-        inflight_[k] = std::move(p);
         return k;
     }
 
@@ -558,7 +570,6 @@ private:
         const uint32_t di = st_[sr].partner[si];
         const uint32_t k = inflight_slot_[sr][si];
         write(dr, di, s_.op(dr, di).dst(), inflight_[k]);
-        inflight_[k] = Payload{};
         free_slots_.push_back(k);
         if (!st_[dr].knows.empty()) merge(st_[dr].knows[di], st_[sr].knows[si]);
         complete(sr, si);

@@ -354,11 +354,13 @@ Schedule contributions_schedule(int P, int n, int only_rank) {
         b.copy({kIn}, {tmp(0)});
         int64_t held = 1;  // tmp[0 .. held) = x_r, x_{r-1}, ...
         for (int l = 1; l <= g.rounds; ++l, held *= n + 1) {
+            // The message over distance d carries min(held, P - d) contributions: the receiver's d, d + 1, ...
+            const auto part = [&](int64_t first, int64_t d) {
+                return Segment(Buf::tmp, static_cast<uint32_t>(first), static_cast<uint32_t>(std::min(held, P - d)));
+            };
             b.fence();
-            for (int64_t d = held; d < P && d <= n * held; d += held)  // to r + d: its distances d .. d + c - 1
-                b.send(peer(r, d, P), 0, {Segment(Buf::tmp, 0, static_cast<uint32_t>(std::min(held, P - d)))});
-            for (int64_t d = held; d < P && d <= n * held; d += held)
-                b.recv(peer(r, -d, P), 0, {Segment(Buf::tmp, static_cast<uint32_t>(d), static_cast<uint32_t>(std::min(held, P - d)))});
+            for (int64_t d = held; d < P && d <= n * held; d += held) b.send(peer(r, d, P), 0, {part(0, d)});
+            for (int64_t d = held; d < P && d <= n * held; d += held) b.recv(peer(r, -d, P), 0, {part(d, d)});
         }
         const auto x = [&](int q) { return tmp(static_cast<uint32_t>(peer(r, -q, P))); };  // x_q at distance r - q
         b.fence().copy({x(0)}, {kOut});
