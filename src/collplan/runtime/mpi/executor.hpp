@@ -9,8 +9,8 @@
 // Semantics (docs/schedule.md): an op starts when every op of the earlier groups of its rank and every explicit
 // dependency has completed. send/recv -> MPI_Isend/MPI_Irecv of bytes; each channel (direction, peer, tag) is
 // posted in program order, so the k-th send matches the k-th recv. copy -> memcpy. reduce -> MPI_Reduce_local,
-// dst = src (+) dst; `reverse` gives dst = dst (+) src (through a scratch copy when the operation does not
-// commute); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on predefined integer types only).
+// dst = src (+) dst; `reverse` gives dst = dst (+) src (through a scratch copy for user-defined operations;
+// a predefined one commutes bit for bit); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on predefined integer types only).
 // calc -> nothing (it is modelled work). barrier -> a dissemination barrier of zero-byte messages on a tag of its
 // own. Messages use tags tag_base + schedule tag; the caller makes tag_base differ between runs that may overlap.
 // Non-contiguous messages (several chunks) are packed into a staging buffer, or sent with an MPI_Type_create_
