@@ -2,7 +2,7 @@
  * programs: they use nothing but MPI and know nothing about collplan. This header only keeps the bookkeeping in
  * one place:
  *   - every check counts; a failed one prints one line naming the program, rank, case, index, got and expected
- *     (at most MAX_REPORTED lines per rank, then a count of the suppressed ones);
+ *     (the first MAX_REPORTED_CASE of each case, at most MAX_REPORTED lines per rank);
  *   - the communicators every case runs on (world, a duplicate, odd/even and reversed-key splits, and for the
  *     data-movement collectives two 2-D Cartesian communicators);
  *   - point-to-point traffic around a collective that must not mix with the collective's own messages;
@@ -26,11 +26,12 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_REPORTED 30
+#define MAX_REPORTED 120      /* failure lines printed per rank */
+#define MAX_REPORTED_CASE 3   /* ... and per case */
 
 static const char *cf_prog = "?";
 static int cf_world_rank = 0, cf_world_size = 1, cf_trace = 0;
-static long long cf_checks = 0, cf_failed = 0;
+static long long cf_checks = 0, cf_failed = 0, cf_printed = 0, cf_case_failed = 0;
 static char cf_case_name[160] = "";
 static double cf_t0 = 0;
 
@@ -66,6 +67,7 @@ static inline int cf_case(const char *fmt, ...) {
     va_end(ap);
     if (cf_skipped(name)) return 0;
     memcpy(cf_case_name, name, sizeof cf_case_name);
+    cf_case_failed = 0;
     if (cf_trace && cf_world_rank == 0)
         fprintf(stderr, "conformance %s: %.3f s case %s\n", cf_prog, MPI_Wtime() - cf_t0, cf_case_name);
     return 1;
@@ -73,10 +75,11 @@ static inline int cf_case(const char *fmt, ...) {
 
 static inline void cf_fail_line(long idx, const char *got, const char *expected) {
     cf_failed++;
-    if (cf_failed <= MAX_REPORTED)
+    if (cf_case_failed++ >= MAX_REPORTED_CASE) return;
+    if (cf_printed++ < MAX_REPORTED)
         printf("conformance %s: FAIL rank %d case '%s' index %ld: got %s expected %s\n", cf_prog, cf_world_rank,
                cf_case_name, idx, got, expected);
-    else if (cf_failed == MAX_REPORTED + 1)
+    else if (cf_printed == MAX_REPORTED + 1)
         printf("conformance %s: rank %d: further failures not printed\n", cf_prog, cf_world_rank);
     fflush(stdout);
 }
