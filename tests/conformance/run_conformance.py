@@ -62,7 +62,7 @@ STATS_CALLS = re.compile(r"collplan-stats: (MPI_\w+) collplan=(\d+) native=(\d+)
 STATS_REASON = re.compile(r"collplan-stats: native (\d+) (MPI_\w+): (.*)$")
 PASSED = re.compile(r"conformance (\S+): (\d+) checks passed")
 FAILED_CHECKS = re.compile(r"conformance (\S+): (\d+) of (\d+) checks FAILED")
-FAIL_LINE = re.compile(r"conformance \S+: FAIL .*")
+FAIL_LINE = re.compile(r"conformance \S+: FAIL rank \d+ case '(.*?)' index")
 TRACE = re.compile(r"conformance \S+: [0-9.]+ s case (.*)$")
 
 
@@ -115,6 +115,7 @@ class Run:
     reasons: dict[str, int] = field(default_factory=dict)  # rank 0's fallback reasons
     last_case: str = ""
     fail_lines: list[str] = field(default_factory=list)
+    failed_cases: list[str] = field(default_factory=list)  # in the order they were printed
     tail: str = ""
     command: str = ""
 
@@ -157,10 +158,24 @@ def kill_tree(proc: subprocess.Popen) -> None:
             pass
 
 
+ACTIVE: set[subprocess.Popen] = set()  # runs under way: killed with their process trees if we are stopped
+ACTIVE_LOCK = threading.Lock()
+
+
+def stop(signum, _frame) -> None:
+    with ACTIVE_LOCK:
+        for proc in list(ACTIVE):
+            kill_tree(proc)
+    print(f"run_conformance: stopped by signal {signum}", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
+
+
 def execute(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, float]:
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
+    with ACTIVE_LOCK:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", start_new_session=True)
+        ACTIVE.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
         rc: int | None = proc.returncode
@@ -171,6 +186,8 @@ def execute(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | 
         except subprocess.TimeoutExpired:
             out = ""
         rc = None
+    with ACTIVE_LOCK:
+        ACTIVE.discard(proc)
     return rc, out or "", time.monotonic() - start
 
 
@@ -194,8 +211,11 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
             passed = int(m.group(2))
         elif m := FAILED_CHECKS.search(line):
             failed = (int(m.group(2)), int(m.group(3)))
-        elif FAIL_LINE.search(line) and len(run.fail_lines) < 8:
-            run.fail_lines.append(line[line.index("FAIL"):])
+        elif m := FAIL_LINE.search(line):
+            if m.group(1) not in run.failed_cases:
+                run.failed_cases.append(m.group(1))
+            if len(run.fail_lines) < 8:
+                run.fail_lines.append(line[line.index("FAIL"):])
     lines = [ln for ln in out.splitlines() if not TRACE.search(ln)]
     run.tail = "\n".join(lines[-12:])
     if rc is None:
@@ -225,6 +245,8 @@ class Runner:
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
             env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         env["CONFORMANCE_TRACE"] = "1"
+        if args.skip_cases:
+            env["CONFORMANCE_SKIP"] = args.skip_cases
         self.env = env
         self.lock = threading.Lock()
         self.start = time.monotonic()
@@ -236,7 +258,8 @@ class Runner:
         if self.abi == "openmpi":
             cmd.append("--oversubscribe")
         if spec:
-            cmd += ["env", f"LD_PRELOAD={self.args.lib}", f"{self.var}={spec}", "COLLPLAN_STATS=1"]
+            value = "native" if self.args.time_as_native else spec
+            cmd += ["env", f"LD_PRELOAD={self.args.lib}", f"{self.var}={value}", "COLLPLAN_STATS=1"]
         return cmd + [self.program]
 
     def run(self, spec: str, ranks: int) -> Run:
@@ -283,7 +306,7 @@ def cell_text(cell: Cell, min_share: float | None) -> str:
         return "nat" + mark
     share = run.share
     if share is None or not run.has_stats:
-        return ("LOW" if min_share is not None and share_enforced(cell) else "ok?") + mark
+        return ("LOW0" if min_share is not None and share_enforced(cell) else "ok?") + mark
     pct = int(share * 100)
     if min_share is not None and share_enforced(cell) and share < min_share:
         return f"LOW{pct}" + mark
@@ -420,6 +443,9 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
     out = [f"## {name} ({collective}) under {abi}", "",
            f"<!-- conformance-summary: {' '.join(f'{k}={v}' for k, v in s.items())} -->", "",
            f"- library: `{args.lib}`", f"- mpirun: `{args.mpirun}`",
+           *([f"- cases left out (--skip-cases): `{args.skip_cases}`"] if args.skip_cases else []),
+           *(["- **--time-as-native**: every cell ran with the MPI library's collective (timing only)"]
+             if args.time_as_native else []),
            f"- ranks: {args.ranks_text}; per-run timeout {args.timeout:.0f} s; min share "
            f"{'off' if args.min_share is None else f'{args.min_share:.0%}'}; MPI settings: "
            + (", ".join(f"`{k}={v}`" for k, v in MPI_TUNING.get(abi, {}).items()) if not args.no_mpi_tuning
@@ -452,11 +478,27 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
             same = sorted({c.spec for c in cells.values() if c.same_as == r.spec and c.ranks == r.ranks})
             out.append(f"- **{r.spec or 'native'} P={r.ranks}**: {r.status} ({r.seconds:.1f} s) {r.why}"
                        + (f"; same schedule: {', '.join(same)}" if same else ""))
-            for ln in r.fail_lines[:5]:
+            if r.failed_cases:
+                more = len(r.failed_cases) - 12
+                out.append(f"  - failed cases: {', '.join(r.failed_cases[:12])}" + (f" and {more} more" if more > 0 else ""))
+            for ln in r.fail_lines[:3]:
                 out.append(f"  - `{ln}`")
             if not r.fail_lines and r.tail.strip():
                 tail = "\n".join("    " + t for t in r.tail.splitlines()[-6:])
                 out.append(tail)
+        out.append("")
+    cases: dict[str, list[str]] = {}
+    for r in results:
+        for c in r.failed_cases:
+            cases.setdefault(c, []).append(f"{r.spec} P={r.ranks}")
+        if r.status == "TIMEOUT" and r.last_case:
+            cases.setdefault(r.last_case + " (hangs)", []).append(f"{r.spec} P={r.ranks}")
+    if cases:
+        out += ["### Failing cases", "", "| case | runs | e.g. |", "|---|---:|---|"]
+        for c, where in sorted(cases.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:60]:
+            out.append(f"| {c} | {len(where)} | {', '.join(where[:3])} |")
+        if len(cases) > 60:
+            out.append(f"| ({len(cases) - 60} more cases) | | |")
         out.append("")
     if problems:
         out += ["### Problems", ""] + [f"- {p}" for p in problems] + [""]
@@ -560,12 +602,21 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-dedup", action="store_true", help="run specs with identical schedules separately")
     ap.add_argument("--all-inapplicable", action="store_true", help="run every cell where the algorithm does not apply")
     ap.add_argument("--skip-native", action="store_true", help="no native validation runs")
+    ap.add_argument("--skip-cases", help="leave out the program's cases whose names contain one of these "
+                    "comma-separated strings (CONFORMANCE_SKIP; for diagnosis)")
     ap.add_argument("--no-mpi-tuning", action="store_true", help="do not set the MPI settings for oversubscription")
+    ap.add_argument("--time-as-native", action="store_true",
+                    help="run every cell with COLLPLAN_<COLL>=native instead of its spec: what the same runs cost "
+                         "with the MPI library's collectives (for sizing time budgets; says nothing about collplan)")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run as it finishes")
     args = ap.parse_args(argv)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
     args.ranks_text = args.ranks
     args.ranks = parse_ranks(args.ranks)
     args.min_share = None if args.min_share.lower() in ("none", "off", "0") else float(args.min_share)
+    if args.time_as_native:
+        args.min_share = None
     for path in [args.mpirun, args.lib, args.lister] + args.program:
         if not (os.path.exists(path) or shutil.which(path)):
             print(f"run_conformance: {path} not found", file=sys.stderr)
