@@ -5,7 +5,7 @@
 #   conformance_<program>_<abi>       the programs, built against that MPI's mpi.h as pmpi_prog is
 #   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
 set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier)
-set(COLLPLAN_CONFORMANCE_ARGS "--timeout;20;--max-timeouts;3;--budget;150" CACHE STRING
+set(COLLPLAN_CONFORMANCE_ARGS "--timeout;30;--max-timeouts;3;--jobs;2;--one-per-algorithm" CACHE STRING
     "extra arguments of run_conformance.py in the ctest tests (a ;-list)")
 set(COLLPLAN_CONFORMANCE_TIMEOUT 240 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
 

@@ -332,6 +332,12 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
         wanted = [s for s in args.specs.split(";") if s]
         specs = [s for s in specs if s in wanted]
         cells = {k: c for k, c in cells.items() if k[0] in wanted}
+    if args.one_per_algorithm and not os.environ.get("COLLPLAN_CONFORMANCE_FULL"):  # make test; make conformance: all
+        first: dict[str, str] = {}
+        for s in specs:
+            first.setdefault(s.split(":")[0], s)
+        specs = list(first.values())
+        cells = {k: c for k, c in cells.items() if k[0] in specs}
     runner = Runner(args, abi, collective, program)
     name = os.path.basename(program)
     print(f"conformance: {name} ({collective}) under {abi}: {len(specs)} specs x P={args.ranks_text}", flush=True)
@@ -596,6 +602,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--report", help="write the markdown report here")
     ap.add_argument("--specs", help="only these specs, separated by ';'")
     ap.add_argument("--jobs", type=int, default=1, help="runs at the same time (default 1)")
+    ap.add_argument("--one-per-algorithm", action="store_true",
+                    help="only the first parameter set (sweep_params entry) of each algorithm")
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: no limit)")
     ap.add_argument("--max-timeouts", type=int, default=0,
                     help="stop starting runs after this many timeouts (0: no limit)")
