@@ -53,6 +53,7 @@ bool exact_reduction(MPI_Datatype t, MPI_Op op) {
 }
 
 void pack(const void* from, int64_t count, MPI_Datatype type, void* to, int64_t bytes) {
+    if (count == 0 || bytes == 0) return;  // Open MPI refuses a null buffer even for nothing
     int pos = 0;
     check(MPI_Pack(from, as_int(static_cast<uint64_t>(count), "pack count"), type, to,
                    as_int(static_cast<uint64_t>(bytes), "pack buffer"), &pos, MPI_COMM_SELF),
@@ -62,6 +63,7 @@ void pack(const void* from, int64_t count, MPI_Datatype type, void* to, int64_t 
 }
 
 void unpack(const void* from, int64_t bytes, void* to, int64_t count, MPI_Datatype type) {
+    if (count == 0 || bytes == 0) return;
     int pos = 0;
     check(MPI_Unpack(from, as_int(static_cast<uint64_t>(bytes), "unpack buffer"), &pos, to,
                      as_int(static_cast<uint64_t>(count), "unpack count"), type, MPI_COMM_SELF),
