@@ -9,8 +9,8 @@
  *   - conformance_finish(): all ranks agree on the outcome with MPI_Reduce + MPI_Bcast (collectives the PMPI
  *     library does not replace), rank 0 prints "conformance <program>: <n> checks passed" or the failure count,
  *     and the exit code is 0 only when every check on every rank passed.
- * With CONFORMANCE_TRACE=1 rank 0 of MPI_COMM_WORLD prints "conformance <program>: <seconds> s case <name>" to
- * stderr before each case, so a run that hangs shows where (the runner sets it); CONFORMANCE_SKIP=a,b leaves out
+ * With CONFORMANCE_TRACE=1 every rank prints "conformance <program>: rank <r> <seconds> s case <name>" to stderr
+ * before each case, so a run that hangs shows where each rank is (the runner sets it); CONFORMANCE_SKIP=a,b leaves out
  * the cases whose names contain a or b (to look past a case that hangs). */
 #ifndef COLLPLAN_CONFORMANCE_H
 #define COLLPLAN_CONFORMANCE_H
@@ -68,8 +68,9 @@ static inline int cf_case(const char *fmt, ...) {
     if (cf_skipped(name)) return 0;
     memcpy(cf_case_name, name, sizeof cf_case_name);
     cf_case_failed = 0;
-    if (cf_trace && cf_world_rank == 0)
-        fprintf(stderr, "conformance %s: %.3f s case %s\n", cf_prog, MPI_Wtime() - cf_t0, cf_case_name);
+    if (cf_trace)
+        fprintf(stderr, "conformance %s: rank %d %.3f s case %s\n", cf_prog, cf_world_rank, MPI_Wtime() - cf_t0,
+                cf_case_name);
     return 1;
 }
 

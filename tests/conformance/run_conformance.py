@@ -63,7 +63,7 @@ STATS_REASON = re.compile(r"collplan-stats: native (\d+) (MPI_\w+): (.*)$")
 PASSED = re.compile(r"conformance (\S+): (\d+) checks passed")
 FAILED_CHECKS = re.compile(r"conformance (\S+): (\d+) of (\d+) checks FAILED")
 FAIL_LINE = re.compile(r"conformance \S+: FAIL rank \d+ case '(.*?)' index")
-TRACE = re.compile(r"conformance \S+: [0-9.]+ s case (.*)$")
+TRACE = re.compile(r"conformance \S+: rank (\d+) [0-9.]+ s case (.*)$")
 
 
 # ---- variants ------------------------------------------------------------------------------------------------
@@ -113,7 +113,8 @@ class Run:
     native: int = 0
     has_stats: bool = False
     reasons: dict[str, int] = field(default_factory=dict)  # rank 0's fallback reasons
-    last_case: str = ""
+    last_case: str = ""    # where the run stopped: the last case of the rank that got least far
+    where: str = ""        # each rank's last case, e.g. "ranks 0,2: a; rank 1: b"
     fail_lines: list[str] = field(default_factory=list)
     failed_cases: list[str] = field(default_factory=list)  # in the order they were printed
     tail: str = ""
@@ -193,6 +194,7 @@ def execute(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | 
 
 def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program: str) -> None:
     passed = failed = None
+    progress: dict[int, list[str]] = {}
     for line in out.splitlines():
         line = line.rstrip()
         if m := STATS_CALLS.search(line):
@@ -206,7 +208,8 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
                 reason = f"{m.group(2)}: {m.group(3).strip()}"
                 run.reasons[reason] = run.reasons.get(reason, 0) + int(m.group(1))
         elif m := TRACE.search(line):
-            run.last_case = m.group(1)
+            rank = int(m.group(1))
+            progress.setdefault(rank, []).append(m.group(2))
         elif m := PASSED.search(line):
             passed = int(m.group(2))
         elif m := FAILED_CHECKS.search(line):
@@ -216,10 +219,21 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
                 run.failed_cases.append(m.group(1))
             if len(run.fail_lines) < 8:
                 run.fail_lines.append(line[line.index("FAIL"):])
+    if progress:
+        behind = min(progress, key=lambda r: (len(progress[r]), r))
+        run.last_case = progress[behind][-1]
+        groups: dict[str, list[int]] = {}
+        for r in sorted(progress):
+            groups.setdefault(progress[r][-1], []).append(r)
+        if len(groups) == 1:
+            run.where = f"all ranks in '{run.last_case}'"
+        else:
+            run.where = "; ".join(f"rank{'s' if len(rs) > 1 else ''} {','.join(map(str, rs))} in '{c}'"
+                                  for c, rs in sorted(groups.items(), key=lambda kv: kv[1][0]))
     lines = [ln for ln in out.splitlines() if not TRACE.search(ln)]
     run.tail = "\n".join(lines[-12:])
     if rc is None:
-        run.status, run.why = "TIMEOUT", f"killed after {run.seconds:.0f} s in case '{run.last_case}'"
+        run.status, run.why = "TIMEOUT", f"killed after {run.seconds:.0f} s: {run.where or 'no case started'}"
     elif rc == 0 and passed is not None:
         run.status = "pass"
     else:
@@ -228,9 +242,9 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
             run.why = f"{failed[0]} of {failed[1]} checks failed"
         elif rc < 0 or rc > 128:
             sig = -rc if rc < 0 else rc - 128
-            run.why = f"killed by signal {sig} in case '{run.last_case}'"
+            run.why = f"killed by signal {sig}: {run.where}"
         else:
-            run.why = f"exit code {rc} without the '{program}: N checks passed' line, last case '{run.last_case}'"
+            run.why = f"exit code {rc} without the '{program}: N checks passed' line: {run.where}"
 
 
 class Runner:
@@ -437,6 +451,17 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     return ok, md, summary
 
 
+COMMS = ("world", "dup", "split-odd-even", "split-reversed", "cart-periodic", "cart-open")
+
+
+def case_family(case: str) -> tuple[str, str]:
+    """'mixed/double/n=61/inplace/dup' -> ('mixed/double/inplace', 'dup')"""
+    parts = case.split("/")
+    comm = parts.pop() if parts and parts[-1] in COMMS else ""
+    parts = [p for p in parts if not re.fullmatch(r"(n|count)=\d+", p)]
+    return "/".join(parts), comm
+
+
 def markdown(args, abi, name, collective, specs, never, cells, natives, results, table, reasons, no_stats,
              problems, summary) -> str:
     s = summary
@@ -487,18 +512,28 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
                 tail = "\n".join("    " + t for t in r.tail.splitlines()[-6:])
                 out.append(tail)
         out.append("")
-    cases: dict[str, list[str]] = {}
+    families: dict[str, tuple[set, set, list]] = {}  # family -> (communicators, specs, "spec P=n" of runs)
     for r in results:
-        for c in r.failed_cases:
-            cases.setdefault(c, []).append(f"{r.spec} P={r.ranks}")
+        seen = set()
+        named = [(c, "") for c in r.failed_cases]
         if r.status == "TIMEOUT" and r.last_case:
-            cases.setdefault(r.last_case + " (hangs)", []).append(f"{r.spec} P={r.ranks}")
-    if cases:
-        out += ["### Failing cases", "", "| case | runs | e.g. |", "|---|---:|---|"]
-        for c, where in sorted(cases.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:60]:
-            out.append(f"| {c} | {len(where)} | {', '.join(where[:3])} |")
-        if len(cases) > 60:
-            out.append(f"| ({len(cases) - 60} more cases) | | |")
+            named.append((r.last_case, " (hangs)"))
+        for c, suffix in named:
+            fam, comm = case_family(c)
+            fam += suffix
+            entry = families.setdefault(fam, (set(), set(), []))
+            if comm:
+                entry[0].add(comm)
+            if fam not in seen:
+                seen.add(fam)
+                entry[1].add(r.spec)
+                entry[2].append(f"{r.spec} P={r.ranks}")
+    if families:
+        out += ["### Failing cases", "",
+                "Case names without the communicator and the sizes; runs = runs where some case of the family "
+                "failed (or hung).", "", "| case family | communicators | runs | specs | e.g. |", "|---|---|---:|---:|---|"]
+        for fam, (comms, fspecs, where) in sorted(families.items(), key=lambda kv: (-len(kv[1][2]), kv[0])):
+            out.append(f"| {fam} | {', '.join(sorted(comms))} | {len(where)} | {len(fspecs)} | {', '.join(where[:3])} |")
         out.append("")
     if problems:
         out += ["### Problems", ""] + [f"- {p}" for p in problems] + [""]
