@@ -119,6 +119,7 @@ class Run:
     failed_cases: list[str] = field(default_factory=list)  # in the order they were printed
     tail: str = ""
     command: str = ""
+    retries: int = 0       # launches that failed before the program started (e.g. PMIx could not start)
 
     @property
     def share(self) -> float | None:
@@ -240,9 +241,8 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
         run.status = "FAIL"
         if failed:
             run.why = f"{failed[0]} of {failed[1]} checks failed"
-        elif rc < 0 or rc > 128:
-            sig = -rc if rc < 0 else rc - 128
-            run.why = f"killed by signal {sig}: {run.where}"
+        elif rc < 0:
+            run.why = f"killed by signal {-rc}: {run.where}"
         else:
             run.why = f"exit code {rc} without the '{program}: N checks passed' line: {run.where}"
 
@@ -263,7 +263,7 @@ class Runner:
             env["CONFORMANCE_SKIP"] = args.skip_cases
         self.env = env
         self.lock = threading.Lock()
-        self.start = time.monotonic()
+        self.start = budget_start(args)
         self.timeouts = 0
         self.stopped = ""
 
@@ -282,14 +282,23 @@ class Runner:
         run.command = " ".join(cmd)
         with self.lock:
             if not self.stopped:
-                if self.args.budget and time.monotonic() - self.start > self.args.budget:
-                    self.stopped = f"time budget of {self.args.budget:.0f} s used up"
+                if self.args.budget and time.time() - self.start > self.args.budget:
+                    self.stopped = f"time budget of {self.args.budget:.0f} s used up" + (
+                        f" (counted from {self.args.budget_file})" if self.args.budget_file else "")
                 elif self.args.max_timeouts and self.timeouts >= self.args.max_timeouts:
                     self.stopped = f"{self.timeouts} runs timed out (--max-timeouts)"
             if self.stopped:
                 run.why = "not run: " + self.stopped
                 return run
-        rc, out, run.seconds = execute(cmd, self.env, self.args.timeout)
+        while True:
+            rc, out, run.seconds = execute(cmd, self.env, self.args.timeout)
+            # The launcher failed before any rank started the program (Open MPI: "The PMIx server's listener
+            # thread failed to start" when many jobs start at once): launch again, twice at most.
+            started = "conformance " in out or "collplan" in out
+            if rc in (0, None) or started or run.retries >= 2:
+                break
+            run.retries += 1
+            time.sleep(0.5)
         analyse(run, rc, out, self.calls, os.path.basename(self.program))
         with self.lock:
             self.timeouts += run.status == "TIMEOUT"
@@ -302,6 +311,19 @@ class Runner:
             return [self.run(s, p) for s, p in jobs]
         with ThreadPoolExecutor(self.args.jobs) as pool:
             return list(pool.map(lambda j: self.run(*j), jobs))
+
+
+def budget_start(args: argparse.Namespace) -> float:
+    """When the time budget started: the budget file's modification time (ctest's fixture touches it before the
+    first conformance test, so the budget covers the whole set), else now."""
+    if args.budget_file:
+        try:
+            return os.stat(args.budget_file).st_mtime
+        except OSError:
+            os.makedirs(os.path.dirname(os.path.abspath(args.budget_file)), exist_ok=True)
+            with open(args.budget_file, "w"):
+                pass
+    return time.time()
 
 
 # ---- one program ---------------------------------------------------------------------------------------------
@@ -471,7 +493,7 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            *([f"- cases left out (--skip-cases): `{args.skip_cases}`"] if args.skip_cases else []),
            *(["- **--time-as-native**: every cell ran with the MPI library's collective (timing only)"]
              if args.time_as_native else []),
-           f"- ranks: {args.ranks_text}; per-run timeout {args.timeout:.0f} s; min share "
+           f"- ranks: {args.ranks_text}; {args.jobs} run(s) at a time; per-run timeout {args.timeout:.0f} s; min share "
            f"{'off' if args.min_share is None else f'{args.min_share:.0%}'}; MPI settings: "
            + (", ".join(f"`{k}={v}`" for k, v in MPI_TUNING.get(abi, {}).items()) if not args.no_mpi_tuning
               else "none"),
@@ -489,6 +511,16 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            "", "```", table, "```", ""]
     if never:
         out += [f"Never applicable for P in {args.ranks_text}: {', '.join(never)}.", ""]
+    timed = [r for r in natives + results if r.status != "skip"]
+    if timed:
+        out += ["Seconds per run (launch included), by P: " + "; ".join(
+            f"P={p} mean {sum(r.seconds for r in rs) / len(rs):.2f} max {max(r.seconds for r in rs):.2f}"
+            for p in args.ranks if (rs := [r for r in timed if r.ranks == p]))
+            + f". Sum over runs {sum(r.seconds for r in timed):.0f} s.", ""]
+        retried = [r for r in timed if r.retries]
+        if retried:
+            out += [f"Launches retried because the launcher failed before the program started: "
+                    + ", ".join(f"{r.spec or 'native'} P={r.ranks} ({r.retries}x)" for r in retried) + ".", ""]
     if reasons or no_stats:
         out += ["### Fallback reasons", "", "| calls | runs | reason |", "|---:|---:|---|"]
         for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
@@ -632,6 +664,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--specs", help="only these specs, separated by ';'")
     ap.add_argument("--jobs", type=int, default=1, help="runs at the same time (default 1)")
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: no limit)")
+    ap.add_argument("--budget-file", help="count the budget from this file's modification time (created if missing): "
+                    "several runner invocations share one budget")
     ap.add_argument("--max-timeouts", type=int, default=0,
                     help="stop starting runs after this many timeouts (0: no limit)")
     ap.add_argument("--no-dedup", action="store_true", help="run specs with identical schedules separately")
