@@ -402,7 +402,7 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     problems: list[str] = []
     for r in natives:
         if r.status != "pass":
-            problems.append(f"native P={r.ranks}: {r.status} {r.why}")
+            problems.append(f"native P={r.ranks}: {r.why if r.status == 'skip' else r.status + ' ' + r.why}")
     for r in results:
         if r.status in ("FAIL", "TIMEOUT"):
             problems.append(f"{r.spec} P={r.ranks}: {r.status} {r.why}")
@@ -443,8 +443,9 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     summary = {
         "abi": abi, "program": name, "collective": collective, "specs": len(specs), "cells": n_cells,
         "applicable": n_app, "runs": len(results) + len(natives), "passed": counts["pass"],
-        "failed": counts["FAIL"], "timeouts": counts["TIMEOUT"], "skipped": counts["skip"],
-        "native_failed": sum(1 for r in natives if r.status != "pass"), "low_share": len(low),
+        "failed": counts["FAIL"], "timeouts": counts["TIMEOUT"],
+        "skipped": counts["skip"] + sum(1 for r in natives if r.status == "skip"),
+        "native_failed": sum(1 for r in natives if r.status in ("FAIL", "TIMEOUT")), "low_share": len(low),
         "seconds": round(elapsed, 1), "ok": ok,
     }
 
@@ -454,8 +455,9 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
         print(f"never applicable for P in {args.ranks_text} (one fallback run per P stands for them): "
               + ", ".join(never))
     print(f"runs: {len(natives)} native + {len(results)} with the library for {n_cells} cells "
-          f"({n_app} applicable); pass {counts['pass']}, FAIL {counts['FAIL']}, TIMEOUT {counts['TIMEOUT']}, "
-          f"not run {counts['skip']}; {elapsed:.1f} s")
+          f"({n_app} applicable); with the library: pass {counts['pass']}, FAIL {counts['FAIL']}, "
+          f"TIMEOUT {counts['TIMEOUT']}, not run {counts['skip']}; native failures {summary['native_failed']}; "
+          f"{elapsed:.1f} s")
     if reasons:
         print("fallback reasons (rank 0, summed over runs):")
         for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
@@ -500,8 +502,8 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            f"- {s['specs']} specs x {len(args.ranks)} rank counts = {s['cells']} cells, {s['applicable']} where "
            f"the algorithm applies; {s['runs']} mpirun launches ({len(natives)} native); wall time "
            f"{s['seconds']} s",
-           f"- result: **{'OK' if s['ok'] else 'FAILED'}** -- pass {s['passed']}, FAIL {s['failed']}, "
-           f"TIMEOUT {s['timeouts']}, not run {s['skipped']}, native failures {s['native_failed']}, "
+           f"- result: **{'OK' if s['ok'] else 'FAILED'}** -- runs with the library: pass {s['passed']}, FAIL "
+           f"{s['failed']}, TIMEOUT {s['timeouts']}; not run {s['skipped']}; native failures {s['native_failed']}; "
            f"share below minimum {s['low_share']}", "",
            "Cells: `ok` passed and every call ran collplan, `okNN` passed with NN % of the calls through collplan, "
            "`LOWNN` passed but below the minimum share, `ok?` passed without statistics, `FAIL`, `TIME` (timeout), "
@@ -594,13 +596,16 @@ def merge(out_path: str, inputs: list[str]) -> int:
     lines = ["# collplan conformance report", "",
              f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; total {total:.0f} s ("
              + ", ".join(f"{a} {t:.0f} s" for a, t in per_abi.items()) + ").", "",
-             "| MPI | program | result | runs | pass | FAIL | TIMEOUT | not run | low share | seconds |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "Runs = mpirun launches (native validation included); pass/FAIL/TIMEOUT count the runs with the library.",
+             "",
+             "| MPI | program | result | runs | pass | FAIL | TIMEOUT | not run | native failures | low share | seconds |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
         lines.append(f"| {s.get('abi', '?')} | {s.get('program', '?')} | "
                      f"{'OK' if s.get('ok') == 'True' else '**FAILED**'} | {s.get('runs', '-')} | "
                      f"{s.get('passed', '-')} | {s.get('failed', '-')} | {s.get('timeouts', '-')} | "
-                     f"{s.get('skipped', '-')} | {s.get('low_share', '-')} | {s.get('seconds', '-')} |")
+                     f"{s.get('skipped', '-')} | {s.get('native_failed', '-')} | {s.get('low_share', '-')} | "
+                     f"{s.get('seconds', '-')} |")
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n\n" + "\n".join(bodies))
