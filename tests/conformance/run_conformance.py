@@ -366,8 +366,11 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     specs, cells = list_variants(args.lister, collective, ranks)
     if args.specs:
         wanted = [s for s in args.specs.split(";") if s]
-        specs = [s for s in specs if s in wanted]
         cells = {k: c for k, c in cells.items() if k[0] in wanted}
+        for extra in (w for w in wanted if w not in specs):  # not from the registry's sweeps: run as given
+            for p in ranks:
+                cells[(extra, p)] = Cell(extra, p, True, schedule="-")
+        specs = [s for s in specs if s in wanted] + [w for w in wanted if w not in specs]
     runner = Runner(args, abi, collective, program)
     name = os.path.basename(program)
     print(f"conformance: {name} ({collective}) under {abi}: {len(specs)} specs x P={args.ranks_text}", flush=True)
@@ -666,7 +669,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--min-share", default="0.95",
                     help="least share of the collective's calls that must run collplan, or 'none' (default 0.95)")
     ap.add_argument("--report", help="write the markdown report here")
-    ap.add_argument("--specs", help="only these specs, separated by ';'")
+    ap.add_argument("--specs", help="only these specs, separated by ';' (specs the lister does not list run as given "
+                    "at every P)")
     ap.add_argument("--jobs", type=int, default=1, help="runs at the same time (default 1)")
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: no limit)")
     ap.add_argument("--budget-file", help="count the budget from this file's modification time (created if missing): "
