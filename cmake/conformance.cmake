@@ -4,7 +4,8 @@
 #   conformance_list_algorithms       lists the COLLPLAN_<COLLECTIVE> specs (built once)
 #   conformance_<program>_<abi>       the programs, built against that MPI's mpi.h as pmpi_prog is
 #   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
-#   ctest conformance_start           fixture: starts the time budget all conformance tests share
+#   ctest conformance_start           fixture: resets the time budget all conformance tests share
+#   ctest conformance_runner_selftest the runner's output parsing, without MPI
 set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier)
 # --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
 # -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
@@ -16,10 +17,14 @@ if(NOT TARGET conformance_list_algorithms)
   add_executable(conformance_list_algorithms tests/conformance/list_algorithms.cpp $<TARGET_OBJECTS:collplan_core>)
   target_include_directories(conformance_list_algorithms PRIVATE src)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
-  # The budget of the whole set counts from this file's time, which the fixture sets before the first test.
+  # The budget of the whole set counts from this file's time: the fixture removes it, the first conformance test
+  # to run creates it (ctest may run the fixture long before the RUN_SERIAL tests get their turn).
   set(conformance_budget_file ${CMAKE_BINARY_DIR}/conformance/budget-start)
-  add_test(NAME conformance_start COMMAND ${CMAKE_COMMAND} -E touch ${conformance_budget_file})
+  add_test(NAME conformance_start COMMAND ${CMAKE_COMMAND} -E rm -f ${conformance_budget_file})
   set_tests_properties(conformance_start PROPERTIES FIXTURES_SETUP conformance LABELS conformance)
+  add_test(NAME conformance_runner_selftest   # the runner's parsing of the programs' and the library's output
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/conformance/run_conformance.py --self-test)
+  set_tests_properties(conformance_runner_selftest PROPERTIES LABELS conformance TIMEOUT 60)
 endif()
 
 foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)

@@ -314,8 +314,8 @@ class Runner:
 
 
 def budget_start(args: argparse.Namespace) -> float:
-    """When the time budget started: the budget file's modification time (ctest's fixture touches it before the
-    first conformance test, so the budget covers the whole set), else now."""
+    """When the time budget started: the budget file's modification time -- the first runner creates it (ctest's
+    fixture removes it before the set), so one budget covers the whole set -- else now."""
     if args.budget_file:
         try:
             return os.stat(args.budget_file).st_mtime
@@ -616,6 +616,46 @@ def merge(out_path: str, inputs: list[str]) -> int:
     return 0 if all(s.get("ok") == "True" for s in summaries) else 1
 
 
+# ---- self-test of the output parsing (ctest conformance_runner_selftest; no MPI needed) ---------------------------
+def self_test() -> int:
+    out = "\n".join([
+        "conformance allreduce: rank 0 0.001 s case predef/int/sum",
+        "conformance allreduce: rank 1 0.001 s case predef/int/sum",
+        "conformance allreduce: rank 1 0.002 s case mixed/double/n=7/dup",
+        "conformance allreduce: FAIL rank 1 case 'mixed/double/n=7/dup' index 3: got 00 expected 01",
+        "collplan-stats: MPI_Allreduce collplan=90 native=6",
+        "collplan-stats: MPI_Allreduce_c collplan=4 native=0",
+        "collplan-stats: MPI_Allgather collplan=0 native=3",
+        "collplan-stats: native 4 MPI_Allreduce: non-commutative operation",
+        "collplan-stats: native 2 MPI_Allreduce: datatype has holes",
+        "collplan-stats: native 3 MPI_Allgather: no algorithm chosen",
+        "conformance allreduce: 1 of 10 checks FAILED",
+    ])
+    run = Run("ring", 2)
+    analyse(run, 1, out, COLLECTIVES["allreduce"][1], "conformance_allreduce")
+    checks = [
+        (run.status == "FAIL" and run.why == "1 of 10 checks failed", f"status {run.status} {run.why}"),
+        ((run.collplan, run.native) == (94, 6), f"calls {run.collplan} {run.native}"),
+        (abs(run.share - 0.94) < 1e-9, f"share {run.share}"),
+        (run.reasons == {"MPI_Allreduce: non-commutative operation": 4, "MPI_Allreduce: datatype has holes": 2},
+         f"reasons {run.reasons}"),
+        (run.failed_cases == ["mixed/double/n=7/dup"], f"failed cases {run.failed_cases}"),
+        (run.last_case == "predef/int/sum" and "rank 0 in 'predef/int/sum'" in run.where, f"where {run.where}"),
+        (case_family("mixed/double/n=7/inplace/dup") == ("mixed/double/inplace", "dup"), "case_family"),
+    ]
+    ok = Run("ring", 2)
+    analyse(ok, 0, "conformance allreduce: 10 checks passed\n", COLLECTIVES["allreduce"][1], "x")
+    checks.append((ok.status == "pass" and not ok.has_stats and ok.share is None, f"no stats: {ok}"))
+    timeout = Run("ring", 2)
+    analyse(timeout, None, out.split("\ncollplan")[0], COLLECTIVES["allreduce"][1], "x")
+    checks.append((timeout.status == "TIMEOUT" and timeout.last_case == "predef/int/sum", f"timeout: {timeout.why}"))
+    bad = [what for good, what in checks if not good]
+    for what in bad:
+        print(f"run_conformance self-test: wrong {what}")
+    print(f"run_conformance self-test: {len(checks) - len(bad)} of {len(checks)} checks passed")
+    return 1 if bad else 0
+
+
 # ---- command line --------------------------------------------------------------------------------------------
 def parse_ranks(text: str) -> list[int]:
     out: list[int] = []
@@ -652,6 +692,8 @@ def guess_collective(program: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--self-test"]:
+        return self_test()
     if argv[:1] == ["--merge"]:
         if len(argv) < 3:
             print("run_conformance: --merge OUT REPORT...", file=sys.stderr)
