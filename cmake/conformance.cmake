@@ -4,15 +4,27 @@
 #   conformance_list_algorithms       lists the COLLPLAN_<COLLECTIVE> specs (built once)
 #   conformance_<program>_<abi>       the programs, built against that MPI's mpi.h as pmpi_prog is
 #   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
+#   ctest conformance_start           fixture: resets the time budget all conformance tests share
+#   ctest conformance_runner_selftest the runner's output parsing, without MPI
 set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier)
-set(COLLPLAN_CONFORMANCE_ARGS "--timeout;30;--max-timeouts;3;--jobs;2;--one-per-algorithm" CACHE STRING
-    "extra arguments of run_conformance.py in the ctest tests (a ;-list)")
-set(COLLPLAN_CONFORMANCE_TIMEOUT 240 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
+# --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
+# -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
+set(conformance_args --jobs 3 --timeout 30 --max-timeouts 3 --budget 480)
+set(COLLPLAN_CONFORMANCE_EXTRA_ARGS "" CACHE STRING "more arguments of run_conformance.py in the ctest tests (a ;-list)")
+set(COLLPLAN_CONFORMANCE_TEST_TIMEOUT 600 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
 
 if(NOT TARGET conformance_list_algorithms)
   add_executable(conformance_list_algorithms tests/conformance/list_algorithms.cpp $<TARGET_OBJECTS:collplan_core>)
   target_include_directories(conformance_list_algorithms PRIVATE src)
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  # The budget of the whole set counts from this file's time: the fixture removes it, the first conformance test
+  # to run creates it (ctest may run the fixture long before the RUN_SERIAL tests get their turn).
+  set(conformance_budget_file ${CMAKE_BINARY_DIR}/conformance/budget-start)
+  add_test(NAME conformance_start COMMAND ${CMAKE_COMMAND} -E rm -f ${conformance_budget_file})
+  set_tests_properties(conformance_start PROPERTIES FIXTURES_SETUP conformance LABELS conformance)
+  add_test(NAME conformance_runner_selftest   # the runner's parsing of the programs' and the library's output
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/conformance/run_conformance.py --self-test)
+  set_tests_properties(conformance_runner_selftest PROPERTIES LABELS conformance TIMEOUT 60)
 endif()
 
 foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)
@@ -27,7 +39,8 @@ foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)
                    --mpirun ${home}/bin/mpirun --abi ${abi} --lib $<TARGET_FILE:collplan_pmpi_${abi}>
                    --lister $<TARGET_FILE:conformance_list_algorithms>
                    --program $<TARGET_FILE:conformance_${prog}_${abi}>
-                   --report ${CMAKE_BINARY_DIR}/conformance/${abi}_${prog}.md ${COLLPLAN_CONFORMANCE_ARGS})
+                   --report ${CMAKE_BINARY_DIR}/conformance/${abi}_${prog}.md
+                   --budget-file ${conformance_budget_file} ${conformance_args} ${COLLPLAN_CONFORMANCE_EXTRA_ARGS})
   set_tests_properties(conformance_${abi}_${prog} PROPERTIES RUN_SERIAL TRUE LABELS conformance
-                       TIMEOUT ${COLLPLAN_CONFORMANCE_TIMEOUT})
+                       FIXTURES_REQUIRED conformance TIMEOUT ${COLLPLAN_CONFORMANCE_TEST_TIMEOUT})
 endforeach()

@@ -2,15 +2,15 @@
  * programs: they use nothing but MPI and know nothing about collplan. This header only keeps the bookkeeping in
  * one place:
  *   - every check counts; a failed one prints one line naming the program, rank, case, index, got and expected
- *     (the first MAX_REPORTED_CASE of each case, at most MAX_REPORTED lines per rank);
+ *     (the first 3 of each case and at most 120 per rank; CONFORMANCE_FAILURES=0,0 prints every one);
  *   - the communicators every case runs on (world, a duplicate, odd/even and reversed-key splits, and for the
  *     data-movement collectives two 2-D Cartesian communicators);
  *   - point-to-point traffic around a collective that must not mix with the collective's own messages;
  *   - conformance_finish(): all ranks agree on the outcome with MPI_Reduce + MPI_Bcast (collectives the PMPI
  *     library does not replace), rank 0 prints "conformance <program>: <n> checks passed" or the failure count,
  *     and the exit code is 0 only when every check on every rank passed.
- * With CONFORMANCE_TRACE=1 rank 0 of MPI_COMM_WORLD prints "conformance <program>: <seconds> s case <name>" to
- * stderr before each case, so a run that hangs shows where (the runner sets it); CONFORMANCE_SKIP=a,b leaves out
+ * With CONFORMANCE_TRACE=1 every rank prints "conformance <program>: rank <r> <seconds> s case <name>" to stderr
+ * before each case, so a run that hangs shows where each rank is (the runner sets it); CONFORMANCE_SKIP=a,b leaves out
  * the cases whose names contain a or b (to look past a case that hangs). */
 #ifndef COLLPLAN_CONFORMANCE_H
 #define COLLPLAN_CONFORMANCE_H
@@ -26,8 +26,8 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_REPORTED 120      /* failure lines printed per rank */
-#define MAX_REPORTED_CASE 3   /* ... and per case */
+/* failure lines printed per rank and per case (0: all); CONFORMANCE_FAILURES=per_rank,per_case overrides */
+static long long cf_max_reported = 120, cf_max_reported_case = 3;
 
 static const char *cf_prog = "?";
 static int cf_world_rank = 0, cf_world_size = 1, cf_trace = 0;
@@ -43,6 +43,8 @@ static inline void cf_init(int *argc, char ***argv, const char *prog) {
     MPI_Comm_size(MPI_COMM_WORLD, &cf_world_size);
     const char *t = getenv("CONFORMANCE_TRACE");
     cf_trace = t && *t && strcmp(t, "0") != 0;
+    const char *f = getenv("CONFORMANCE_FAILURES");
+    if (f && *f) sscanf(f, "%lld,%lld", &cf_max_reported, &cf_max_reported_case);
 }
 
 /* Whether a case is left out: CONFORMANCE_SKIP is a comma-separated list of substrings of case names (for
@@ -68,18 +70,19 @@ static inline int cf_case(const char *fmt, ...) {
     if (cf_skipped(name)) return 0;
     memcpy(cf_case_name, name, sizeof cf_case_name);
     cf_case_failed = 0;
-    if (cf_trace && cf_world_rank == 0)
-        fprintf(stderr, "conformance %s: %.3f s case %s\n", cf_prog, MPI_Wtime() - cf_t0, cf_case_name);
+    if (cf_trace)
+        fprintf(stderr, "conformance %s: rank %d %.3f s case %s\n", cf_prog, cf_world_rank, MPI_Wtime() - cf_t0,
+                cf_case_name);
     return 1;
 }
 
 static inline void cf_fail_line(long idx, const char *got, const char *expected) {
     cf_failed++;
-    if (cf_case_failed++ >= MAX_REPORTED_CASE) return;
-    if (cf_printed++ < MAX_REPORTED)
+    if (cf_max_reported_case && cf_case_failed++ >= cf_max_reported_case) return;
+    if (!cf_max_reported || cf_printed++ < cf_max_reported)
         printf("conformance %s: FAIL rank %d case '%s' index %ld: got %s expected %s\n", cf_prog, cf_world_rank,
                cf_case_name, idx, got, expected);
-    else if (cf_printed == MAX_REPORTED + 1)
+    else if (cf_printed == cf_max_reported + 1)
         printf("conformance %s: rank %d: further failures not printed\n", cf_prog, cf_world_rank);
     fflush(stdout);
 }

@@ -63,7 +63,7 @@ STATS_REASON = re.compile(r"collplan-stats: native (\d+) (MPI_\w+): (.*)$")
 PASSED = re.compile(r"conformance (\S+): (\d+) checks passed")
 FAILED_CHECKS = re.compile(r"conformance (\S+): (\d+) of (\d+) checks FAILED")
 FAIL_LINE = re.compile(r"conformance \S+: FAIL rank \d+ case '(.*?)' index")
-TRACE = re.compile(r"conformance \S+: [0-9.]+ s case (.*)$")
+TRACE = re.compile(r"conformance \S+: rank (\d+) [0-9.]+ s case (.*)$")
 
 
 # ---- variants ------------------------------------------------------------------------------------------------
@@ -113,11 +113,13 @@ class Run:
     native: int = 0
     has_stats: bool = False
     reasons: dict[str, int] = field(default_factory=dict)  # rank 0's fallback reasons
-    last_case: str = ""
+    last_case: str = ""    # where the run stopped: the last case of the rank that got least far
+    where: str = ""        # each rank's last case, e.g. "ranks 0,2: a; rank 1: b"
     fail_lines: list[str] = field(default_factory=list)
     failed_cases: list[str] = field(default_factory=list)  # in the order they were printed
     tail: str = ""
     command: str = ""
+    retries: int = 0       # launches that failed before the program started (e.g. PMIx could not start)
 
     @property
     def share(self) -> float | None:
@@ -193,6 +195,7 @@ def execute(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int | 
 
 def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program: str) -> None:
     passed = failed = None
+    progress: dict[int, list[str]] = {}
     for line in out.splitlines():
         line = line.rstrip()
         if m := STATS_CALLS.search(line):
@@ -206,7 +209,8 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
                 reason = f"{m.group(2)}: {m.group(3).strip()}"
                 run.reasons[reason] = run.reasons.get(reason, 0) + int(m.group(1))
         elif m := TRACE.search(line):
-            run.last_case = m.group(1)
+            rank = int(m.group(1))
+            progress.setdefault(rank, []).append(m.group(2))
         elif m := PASSED.search(line):
             passed = int(m.group(2))
         elif m := FAILED_CHECKS.search(line):
@@ -216,21 +220,31 @@ def analyse(run: Run, rc: int | None, out: str, calls: tuple[str, ...], program:
                 run.failed_cases.append(m.group(1))
             if len(run.fail_lines) < 8:
                 run.fail_lines.append(line[line.index("FAIL"):])
+    if progress:
+        behind = min(progress, key=lambda r: (len(progress[r]), r))
+        run.last_case = progress[behind][-1]
+        groups: dict[str, list[int]] = {}
+        for r in sorted(progress):
+            groups.setdefault(progress[r][-1], []).append(r)
+        if len(groups) == 1:
+            run.where = f"all ranks in '{run.last_case}'"
+        else:
+            run.where = "; ".join(f"rank{'s' if len(rs) > 1 else ''} {','.join(map(str, rs))} in '{c}'"
+                                  for c, rs in sorted(groups.items(), key=lambda kv: kv[1][0]))
     lines = [ln for ln in out.splitlines() if not TRACE.search(ln)]
     run.tail = "\n".join(lines[-12:])
     if rc is None:
-        run.status, run.why = "TIMEOUT", f"killed after {run.seconds:.0f} s in case '{run.last_case}'"
+        run.status, run.why = "TIMEOUT", f"killed after {run.seconds:.0f} s: {run.where or 'no case started'}"
     elif rc == 0 and passed is not None:
         run.status = "pass"
     else:
         run.status = "FAIL"
         if failed:
             run.why = f"{failed[0]} of {failed[1]} checks failed"
-        elif rc < 0 or rc > 128:
-            sig = -rc if rc < 0 else rc - 128
-            run.why = f"killed by signal {sig} in case '{run.last_case}'"
+        elif rc < 0:
+            run.why = f"killed by signal {-rc}: {run.where}"
         else:
-            run.why = f"exit code {rc} without the '{program}: N checks passed' line, last case '{run.last_case}'"
+            run.why = f"exit code {rc} without the '{program}: N checks passed' line: {run.where}"
 
 
 class Runner:
@@ -249,7 +263,7 @@ class Runner:
             env["CONFORMANCE_SKIP"] = args.skip_cases
         self.env = env
         self.lock = threading.Lock()
-        self.start = time.monotonic()
+        self.start = budget_start(args)
         self.timeouts = 0
         self.stopped = ""
 
@@ -268,14 +282,23 @@ class Runner:
         run.command = " ".join(cmd)
         with self.lock:
             if not self.stopped:
-                if self.args.budget and time.monotonic() - self.start > self.args.budget:
-                    self.stopped = f"time budget of {self.args.budget:.0f} s used up"
+                if self.args.budget and time.time() - self.start > self.args.budget:
+                    self.stopped = f"time budget of {self.args.budget:.0f} s used up" + (
+                        f" (counted from {self.args.budget_file})" if self.args.budget_file else "")
                 elif self.args.max_timeouts and self.timeouts >= self.args.max_timeouts:
                     self.stopped = f"{self.timeouts} runs timed out (--max-timeouts)"
             if self.stopped:
                 run.why = "not run: " + self.stopped
                 return run
-        rc, out, run.seconds = execute(cmd, self.env, self.args.timeout)
+        while True:
+            rc, out, run.seconds = execute(cmd, self.env, self.args.timeout)
+            # The launcher failed before any rank started the program (Open MPI: "The PMIx server's listener
+            # thread failed to start" when many jobs start at once): launch again, twice at most.
+            started = "conformance " in out or "collplan" in out
+            if rc in (0, None) or started or run.retries >= 2:
+                break
+            run.retries += 1
+            time.sleep(0.5)
         analyse(run, rc, out, self.calls, os.path.basename(self.program))
         with self.lock:
             self.timeouts += run.status == "TIMEOUT"
@@ -288,6 +311,19 @@ class Runner:
             return [self.run(s, p) for s, p in jobs]
         with ThreadPoolExecutor(self.args.jobs) as pool:
             return list(pool.map(lambda j: self.run(*j), jobs))
+
+
+def budget_start(args: argparse.Namespace) -> float:
+    """When the time budget started: the budget file's modification time -- the first runner creates it (ctest's
+    fixture removes it before the set), so one budget covers the whole set -- else now."""
+    if args.budget_file:
+        try:
+            return os.stat(args.budget_file).st_mtime
+        except OSError:
+            os.makedirs(os.path.dirname(os.path.abspath(args.budget_file)), exist_ok=True)
+            with open(args.budget_file, "w"):
+                pass
+    return time.time()
 
 
 # ---- one program ---------------------------------------------------------------------------------------------
@@ -330,14 +366,11 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     specs, cells = list_variants(args.lister, collective, ranks)
     if args.specs:
         wanted = [s for s in args.specs.split(";") if s]
-        specs = [s for s in specs if s in wanted]
         cells = {k: c for k, c in cells.items() if k[0] in wanted}
-    if args.one_per_algorithm and not os.environ.get("COLLPLAN_CONFORMANCE_FULL"):  # make test; make conformance: all
-        first: dict[str, str] = {}
-        for s in specs:
-            first.setdefault(s.split(":")[0], s)
-        specs = list(first.values())
-        cells = {k: c for k, c in cells.items() if k[0] in specs}
+        for extra in (w for w in wanted if w not in specs):  # not from the registry's sweeps: run as given
+            for p in ranks:
+                cells[(extra, p)] = Cell(extra, p, True, schedule="-")
+        specs = [s for s in specs if s in wanted] + [w for w in wanted if w not in specs]
     runner = Runner(args, abi, collective, program)
     name = os.path.basename(program)
     print(f"conformance: {name} ({collective}) under {abi}: {len(specs)} specs x P={args.ranks_text}", flush=True)
@@ -372,7 +405,7 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     problems: list[str] = []
     for r in natives:
         if r.status != "pass":
-            problems.append(f"native P={r.ranks}: {r.status} {r.why}")
+            problems.append(f"native P={r.ranks}: {r.why if r.status == 'skip' else r.status + ' ' + r.why}")
     for r in results:
         if r.status in ("FAIL", "TIMEOUT"):
             problems.append(f"{r.spec} P={r.ranks}: {r.status} {r.why}")
@@ -413,8 +446,9 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     summary = {
         "abi": abi, "program": name, "collective": collective, "specs": len(specs), "cells": n_cells,
         "applicable": n_app, "runs": len(results) + len(natives), "passed": counts["pass"],
-        "failed": counts["FAIL"], "timeouts": counts["TIMEOUT"], "skipped": counts["skip"],
-        "native_failed": sum(1 for r in natives if r.status != "pass"), "low_share": len(low),
+        "failed": counts["FAIL"], "timeouts": counts["TIMEOUT"],
+        "skipped": counts["skip"] + sum(1 for r in natives if r.status == "skip"),
+        "native_failed": sum(1 for r in natives if r.status in ("FAIL", "TIMEOUT")), "low_share": len(low),
         "seconds": round(elapsed, 1), "ok": ok,
     }
 
@@ -424,8 +458,9 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
         print(f"never applicable for P in {args.ranks_text} (one fallback run per P stands for them): "
               + ", ".join(never))
     print(f"runs: {len(natives)} native + {len(results)} with the library for {n_cells} cells "
-          f"({n_app} applicable); pass {counts['pass']}, FAIL {counts['FAIL']}, TIMEOUT {counts['TIMEOUT']}, "
-          f"not run {counts['skip']}; {elapsed:.1f} s")
+          f"({n_app} applicable); with the library: pass {counts['pass']}, FAIL {counts['FAIL']}, "
+          f"TIMEOUT {counts['TIMEOUT']}, not run {counts['skip']}; native failures {summary['native_failed']}; "
+          f"{elapsed:.1f} s")
     if reasons:
         print("fallback reasons (rank 0, summed over runs):")
         for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
@@ -443,6 +478,17 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     return ok, md, summary
 
 
+COMMS = ("world", "dup", "split-odd-even", "split-reversed", "cart-periodic", "cart-open")
+
+
+def case_family(case: str) -> tuple[str, str]:
+    """'mixed/double/n=61/inplace/dup' -> ('mixed/double/inplace', 'dup')"""
+    parts = case.split("/")
+    comm = parts.pop() if parts and parts[-1] in COMMS else ""
+    parts = [p for p in parts if not re.fullmatch(r"(n|count)=\d+", p)]
+    return "/".join(parts), comm
+
+
 def markdown(args, abi, name, collective, specs, never, cells, natives, results, table, reasons, no_stats,
              problems, summary) -> str:
     s = summary
@@ -452,15 +498,15 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            *([f"- cases left out (--skip-cases): `{args.skip_cases}`"] if args.skip_cases else []),
            *(["- **--time-as-native**: every cell ran with the MPI library's collective (timing only)"]
              if args.time_as_native else []),
-           f"- ranks: {args.ranks_text}; per-run timeout {args.timeout:.0f} s; min share "
+           f"- ranks: {args.ranks_text}; {args.jobs} run(s) at a time; per-run timeout {args.timeout:.0f} s; min share "
            f"{'off' if args.min_share is None else f'{args.min_share:.0%}'}; MPI settings: "
            + (", ".join(f"`{k}={v}`" for k, v in MPI_TUNING.get(abi, {}).items()) if not args.no_mpi_tuning
               else "none"),
            f"- {s['specs']} specs x {len(args.ranks)} rank counts = {s['cells']} cells, {s['applicable']} where "
            f"the algorithm applies; {s['runs']} mpirun launches ({len(natives)} native); wall time "
            f"{s['seconds']} s",
-           f"- result: **{'OK' if s['ok'] else 'FAILED'}** -- pass {s['passed']}, FAIL {s['failed']}, "
-           f"TIMEOUT {s['timeouts']}, not run {s['skipped']}, native failures {s['native_failed']}, "
+           f"- result: **{'OK' if s['ok'] else 'FAILED'}** -- runs with the library: pass {s['passed']}, FAIL "
+           f"{s['failed']}, TIMEOUT {s['timeouts']}; not run {s['skipped']}; native failures {s['native_failed']}; "
            f"share below minimum {s['low_share']}", "",
            "Cells: `ok` passed and every call ran collplan, `okNN` passed with NN % of the calls through collplan, "
            "`LOWNN` passed but below the minimum share, `ok?` passed without statistics, `FAIL`, `TIME` (timeout), "
@@ -470,6 +516,16 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            "", "```", table, "```", ""]
     if never:
         out += [f"Never applicable for P in {args.ranks_text}: {', '.join(never)}.", ""]
+    timed = [r for r in natives + results if r.status != "skip"]
+    if timed:
+        out += ["Seconds per run (launch included), by P: " + "; ".join(
+            f"P={p} mean {sum(r.seconds for r in rs) / len(rs):.2f} max {max(r.seconds for r in rs):.2f}"
+            for p in args.ranks if (rs := [r for r in timed if r.ranks == p]))
+            + f". Sum over runs {sum(r.seconds for r in timed):.0f} s.", ""]
+        retried = [r for r in timed if r.retries]
+        if retried:
+            out += [f"Launches retried because the launcher failed before the program started: "
+                    + ", ".join(f"{r.spec or 'native'} P={r.ranks} ({r.retries}x)" for r in retried) + ".", ""]
     if reasons or no_stats:
         out += ["### Fallback reasons", "", "| calls | runs | reason |", "|---:|---:|---|"]
         for reason, (n, nruns) in sorted(reasons.items(), key=lambda kv: -kv[1][0]):
@@ -493,18 +549,28 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
                 tail = "\n".join("    " + t for t in r.tail.splitlines()[-6:])
                 out.append(tail)
         out.append("")
-    cases: dict[str, list[str]] = {}
+    families: dict[str, tuple[set, set, list]] = {}  # family -> (communicators, specs, "spec P=n" of runs)
     for r in results:
-        for c in r.failed_cases:
-            cases.setdefault(c, []).append(f"{r.spec} P={r.ranks}")
+        seen = set()
+        named = [(c, "") for c in r.failed_cases]
         if r.status == "TIMEOUT" and r.last_case:
-            cases.setdefault(r.last_case + " (hangs)", []).append(f"{r.spec} P={r.ranks}")
-    if cases:
-        out += ["### Failing cases", "", "| case | runs | e.g. |", "|---|---:|---|"]
-        for c, where in sorted(cases.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:60]:
-            out.append(f"| {c} | {len(where)} | {', '.join(where[:3])} |")
-        if len(cases) > 60:
-            out.append(f"| ({len(cases) - 60} more cases) | | |")
+            named.append((r.last_case, " (hangs)"))
+        for c, suffix in named:
+            fam, comm = case_family(c)
+            fam += suffix
+            entry = families.setdefault(fam, (set(), set(), []))
+            if comm:
+                entry[0].add(comm)
+            if fam not in seen:
+                seen.add(fam)
+                entry[1].add(r.spec)
+                entry[2].append(f"{r.spec} P={r.ranks}")
+    if families:
+        out += ["### Failing cases", "",
+                "Case names without the communicator and the sizes; runs = runs where some case of the family "
+                "failed (or hung).", "", "| case family | communicators | runs | specs | e.g. |", "|---|---|---:|---:|---|"]
+        for fam, (comms, fspecs, where) in sorted(families.items(), key=lambda kv: (-len(kv[1][2]), kv[0])):
+            out.append(f"| {fam} | {', '.join(sorted(comms))} | {len(where)} | {len(fspecs)} | {', '.join(where[:3])} |")
         out.append("")
     if problems:
         out += ["### Problems", ""] + [f"- {p}" for p in problems] + [""]
@@ -533,18 +599,61 @@ def merge(out_path: str, inputs: list[str]) -> int:
     lines = ["# collplan conformance report", "",
              f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; total {total:.0f} s ("
              + ", ".join(f"{a} {t:.0f} s" for a, t in per_abi.items()) + ").", "",
-             "| MPI | program | result | runs | pass | FAIL | TIMEOUT | not run | low share | seconds |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "Runs = mpirun launches (native validation included); pass/FAIL/TIMEOUT count the runs with the library.",
+             "",
+             "| MPI | program | result | runs | pass | FAIL | TIMEOUT | not run | native failures | low share | seconds |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
         lines.append(f"| {s.get('abi', '?')} | {s.get('program', '?')} | "
                      f"{'OK' if s.get('ok') == 'True' else '**FAILED**'} | {s.get('runs', '-')} | "
                      f"{s.get('passed', '-')} | {s.get('failed', '-')} | {s.get('timeouts', '-')} | "
-                     f"{s.get('skipped', '-')} | {s.get('low_share', '-')} | {s.get('seconds', '-')} |")
+                     f"{s.get('skipped', '-')} | {s.get('native_failed', '-')} | {s.get('low_share', '-')} | "
+                     f"{s.get('seconds', '-')} |")
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n\n" + "\n".join(bodies))
     print(f"conformance report: {out_path} ({total:.0f} s in all)")
     return 0 if all(s.get("ok") == "True" for s in summaries) else 1
+
+
+# ---- self-test of the output parsing (ctest conformance_runner_selftest; no MPI needed) ---------------------------
+def self_test() -> int:
+    out = "\n".join([
+        "conformance allreduce: rank 0 0.001 s case predef/int/sum",
+        "conformance allreduce: rank 1 0.001 s case predef/int/sum",
+        "conformance allreduce: rank 1 0.002 s case mixed/double/n=7/dup",
+        "conformance allreduce: FAIL rank 1 case 'mixed/double/n=7/dup' index 3: got 00 expected 01",
+        "collplan-stats: MPI_Allreduce collplan=90 native=6",
+        "collplan-stats: MPI_Allreduce_c collplan=4 native=0",
+        "collplan-stats: MPI_Allgather collplan=0 native=3",
+        "collplan-stats: native 4 MPI_Allreduce: non-commutative operation",
+        "collplan-stats: native 2 MPI_Allreduce: datatype has holes",
+        "collplan-stats: native 3 MPI_Allgather: no algorithm chosen",
+        "conformance allreduce: 1 of 10 checks FAILED",
+    ])
+    run = Run("ring", 2)
+    analyse(run, 1, out, COLLECTIVES["allreduce"][1], "conformance_allreduce")
+    checks = [
+        (run.status == "FAIL" and run.why == "1 of 10 checks failed", f"status {run.status} {run.why}"),
+        ((run.collplan, run.native) == (94, 6), f"calls {run.collplan} {run.native}"),
+        (abs(run.share - 0.94) < 1e-9, f"share {run.share}"),
+        (run.reasons == {"MPI_Allreduce: non-commutative operation": 4, "MPI_Allreduce: datatype has holes": 2},
+         f"reasons {run.reasons}"),
+        (run.failed_cases == ["mixed/double/n=7/dup"], f"failed cases {run.failed_cases}"),
+        (run.last_case == "predef/int/sum" and "rank 0 in 'predef/int/sum'" in run.where, f"where {run.where}"),
+        (case_family("mixed/double/n=7/inplace/dup") == ("mixed/double/inplace", "dup"), "case_family"),
+    ]
+    ok = Run("ring", 2)
+    analyse(ok, 0, "conformance allreduce: 10 checks passed\n", COLLECTIVES["allreduce"][1], "x")
+    checks.append((ok.status == "pass" and not ok.has_stats and ok.share is None, f"no stats: {ok}"))
+    timeout = Run("ring", 2)
+    analyse(timeout, None, out.split("\ncollplan")[0], COLLECTIVES["allreduce"][1], "x")
+    checks.append((timeout.status == "TIMEOUT" and timeout.last_case == "predef/int/sum", f"timeout: {timeout.why}"))
+    bad = [what for good, what in checks if not good]
+    for what in bad:
+        print(f"run_conformance self-test: wrong {what}")
+    print(f"run_conformance self-test: {len(checks) - len(bad)} of {len(checks)} checks passed")
+    return 1 if bad else 0
 
 
 # ---- command line --------------------------------------------------------------------------------------------
@@ -583,6 +692,8 @@ def guess_collective(program: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--self-test"]:
+        return self_test()
     if argv[:1] == ["--merge"]:
         if len(argv) < 3:
             print("run_conformance: --merge OUT REPORT...", file=sys.stderr)
@@ -600,11 +711,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--min-share", default="0.95",
                     help="least share of the collective's calls that must run collplan, or 'none' (default 0.95)")
     ap.add_argument("--report", help="write the markdown report here")
-    ap.add_argument("--specs", help="only these specs, separated by ';'")
+    ap.add_argument("--specs", help="only these specs, separated by ';' (specs the lister does not list run as given "
+                    "at every P)")
     ap.add_argument("--jobs", type=int, default=1, help="runs at the same time (default 1)")
-    ap.add_argument("--one-per-algorithm", action="store_true",
-                    help="only the first parameter set (sweep_params entry) of each algorithm")
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: no limit)")
+    ap.add_argument("--budget-file", help="count the budget from this file's modification time (created if missing): "
+                    "several runner invocations share one budget")
     ap.add_argument("--max-timeouts", type=int, default=0,
                     help="stop starting runs after this many timeouts (0: no limit)")
     ap.add_argument("--no-dedup", action="store_true", help="run specs with identical schedules separately")
