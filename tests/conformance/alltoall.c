@@ -110,16 +110,4 @@ static void large_count(void) {
 #endif
 }
 
-int main(int argc, char **argv) {
-    cf_init(&argc, &argv, "alltoall");
-    cf_types_create();
-    for (int k = 0; k < CF_NCOMMS; k++) {
-        MPI_Comm comm = cf_comm(k);
-        cases(comm, cf_comm_names[k]);
-        cf_comm_free(&comm);
-    }
-    repeat();
-    large_count();
-    cf_types_free();
-    return cf_finish();
-}
+int main(int argc, char **argv) { return cf_run(&argc, &argv, "alltoall", cases, repeat, large_count); }

@@ -305,6 +305,23 @@ static inline int cf_finish(void) {
     return sum[1] == 0 ? 0 : 1;
 }
 
+/* The main program of the data-movement tests: `cases` on every kind of communicator, then `repeat` and
+ * `large_count` on MPI_COMM_WORLD (the shared derived datatypes exist meanwhile). */
+static inline int cf_run(int *argc, char ***argv, const char *prog, void (*cases)(MPI_Comm, const char *),
+                         void (*repeat)(void), void (*large_count)(void)) {
+    cf_init(argc, argv, prog);
+    cf_types_create();
+    for (int k = 0; k < CF_NCOMMS; k++) {
+        MPI_Comm comm = cf_comm(k);
+        cases(comm, cf_comm_names[k]);
+        cf_comm_free(&comm);
+    }
+    repeat();
+    large_count();
+    cf_types_free();
+    return cf_finish();
+}
+
 static inline double cf_now(void) { return MPI_Wtime(); }
 
 static inline void cf_sleep_ms(int ms) {

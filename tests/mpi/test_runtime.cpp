@@ -132,6 +132,12 @@ std::string allreduce_sum_case(const Choice& c, uint64_t count, bool in_place) {
     return "";
 }
 
+// A reduction refused as not rank-consistent: right only if the schedule really is not ("" then).
+std::string refusal_justified(const Choice& c, const Error& e) {
+    const auto s = runtime_schedule(Collective::allreduce, P, c);
+    return s->rank_consistent ? "refused a rank-consistent schedule: " + std::string(e.what()) : "";
+}
+
 // Doubles of very different magnitudes: the sum depends on the association, so every rank must hold rank 0's bits
 // -- or the runtime refuses a schedule that is not rank-consistent (and then the schedule must really not be).
 std::string allreduce_float_case(const Choice& c, uint64_t count) {
@@ -142,8 +148,7 @@ std::string allreduce_float_case(const Choice& c, uint64_t count) {
         req = allreduce_init(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, world, c);
     } catch (const Error& e) {
         if (std::string(e.what()).find("rank-consistent") == std::string::npos) return e.what();
-        const auto s = runtime_schedule(Collective::allreduce, P, c);
-        return s->rank_consistent ? "refused a rank-consistent schedule: " + std::string(e.what()) : "";
+        return refusal_justified(c, e);
     }
     req->start();
     req->wait();
@@ -163,8 +168,7 @@ std::string allreduce_affine_case(const Choice& c, uint64_t count, MPI_Datatype 
         req = allreduce_init(send.data(), recv.data(), count, type, op, world, c);
     } catch (const Error& e) {
         if (std::string(e.what()).find("rank-consistent") == std::string::npos) throw;
-        const auto s = runtime_schedule(Collective::allreduce, P, c);
-        return s->rank_consistent ? "refused a rank-consistent schedule: " + std::string(e.what()) : "";
+        return refusal_justified(c, e);
     }
     req->start();
     req->wait();

@@ -33,12 +33,21 @@ int integer_bytes(MPI_Datatype t) {
     return 0;
 }
 
+namespace {
+const std::pair<MPI_Op, const char*> kOps[] = {
+    {MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_BAND, "band"},
+    {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}, {MPI_LAND, "land"}, {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"},
+    {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}, {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
+}  // namespace
+
+bool predefined_op(MPI_Op op) {
+    for (const auto& [o, name] : kOps)
+        if (o == op) return true;
+    return false;
+}
+
 std::string op_name(MPI_Op op) {
-    const std::pair<MPI_Op, const char*> known[] = {
-        {MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_BAND, "band"},
-        {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}, {MPI_LAND, "land"}, {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"},
-        {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}, {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"}};
-    for (const auto& [o, name] : known)
+    for (const auto& [o, name] : kOps)
         if (o == op) return name;
     int commutes = 1;
     MPI_Op_commutative(op, &commutes);

@@ -37,6 +37,9 @@ int integer_bytes(MPI_Datatype t);
 // "noncommutative"; MPI_REPLACE and MPI_NO_OP (one-sided only) are "replace" and "no_op".
 std::string op_name(MPI_Op op);
 
+// True for the predefined reduction operations (MPI_SUM ... MPI_MINLOC, MPI_REPLACE, MPI_NO_OP).
+bool predefined_op(MPI_Op op);
+
 // True when any association and order of `op` on `t` gives the same bits (see above).
 bool exact_reduction(MPI_Datatype t, MPI_Op op);
 

@@ -206,8 +206,7 @@ void Execution::start(const RunArgs& a) {
         // dst = dst (+) src may run as src (+) dst only for the predefined operations, which give the same bits
         // either way; a user-defined operation, commutative or not, gets its operands in the schedule's order (the
         // order the verifier proved rank-consistent).
-        const std::string name = op_name(a.op);
-        commutative_ = name != "user" && name != "noncommutative";
+        commutative_ = predefined_op(a.op);
         MPI_Aint lb = 0, extent = 1;  // elements lie `extent` apart (== size for contiguous types)
         check(MPI_Type_get_extent(a.datatype, &lb, &extent), "MPI_Type_get_extent");
         elem_bytes_ = static_cast<int>(extent);
