@@ -346,13 +346,13 @@ std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op o
     return "";
 }
 
-// A reduction that needs rank-consistency the algorithm's default lacks runs its rank-consistent variant
-// (Algorithm::rank_consistent_params) unless the caller set those parameters itself.
-Choice consistent_choice(const Choice& c, MPI_Datatype type, MPI_Op op) {
-    if (c.schedule || exact_reduction(type, op)) return c;
-    const Algorithm& a = resolve(Collective::allreduce, c.algorithm);
+// The choice with the algorithm's rank-consistent variant (Algorithm::rank_consistent_params; parameters the
+// caller set win). That variant is exact for every operation, so it serves both a reduction that needs
+// rank-consistency (not exact, datatype.hpp) and one the caller's schedule cannot do (e.g. an inverse it lacks).
+Choice variant_choice(const Choice& c) {
     Choice out = c;
-    for (const auto& [k, v] : a.rank_consistent_params) out.params.try_emplace(k, v);
+    if (c.schedule) return out;
+    for (const auto& [k, v] : resolve(Collective::allreduce, c.algorithm).rank_consistent_params) out.params.try_emplace(k, v);
     return out;
 }
 
@@ -367,8 +367,13 @@ std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t c
     sh.collective = Collective::allreduce;
     sh.count = count;
     sh.elem_bytes = static_cast<uint32_t>(t.extent);
-    auto r = RequestFactory::make(comm, Collective::allreduce, consistent_choice(c, type, op), sh, {});
-    const std::string why = reduction_unsupported(r->plan().schedule(), type, op);
+    const Choice variant = variant_choice(c);
+    auto r = RequestFactory::make(comm, Collective::allreduce, exact_reduction(type, op) ? c : variant, sh, {});
+    std::string why = reduction_unsupported(r->plan().schedule(), type, op);
+    if (!why.empty() && variant.params != c.params && exact_reduction(type, op)) {
+        r = RequestFactory::make(comm, Collective::allreduce, variant, sh, {});
+        why = reduction_unsupported(r->plan().schedule(), type, op);
+    }
     if (!why.empty()) throw Error("allreduce: " + why);
     RequestFactory::set_reduction(*r, type, op, t.lb);
     RequestFactory::set_input(*r, send, recv, 0);

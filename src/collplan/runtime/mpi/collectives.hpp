@@ -17,7 +17,7 @@
 // user-defined MPI_Op works. Operations that do not commute are refused by schedules that need commutativity;
 // unless the reduction is exact (an integer type, datatype.hpp) only rank-consistent schedules run, and an
 // algorithm whose default is not rank-consistent runs its rank-consistent variant (Algorithm::
-// rank_consistent_params). MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
+// rank_consistent_params) -- which also runs an exact reduction the caller's parameters cannot do. MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
 #pragma once
 #include <mpi.h>
 
