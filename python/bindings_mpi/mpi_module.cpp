@@ -15,6 +15,7 @@
 
 #include "collplan/runtime/mpi/calibrate.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/datatype.hpp"
 #include "collplan/runtime/mpi/timing.hpp"
 
 namespace nb = nanobind;
