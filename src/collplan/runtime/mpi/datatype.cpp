@@ -13,8 +13,14 @@ TypeInfo type_info(MPI_Datatype t) {
     check(MPI_Type_get_true_extent(t, &tlb, &text), "MPI_Type_get_true_extent");
     i.size = size, i.lb = lb, i.extent = ext, i.true_lb = tlb, i.true_extent = text;
     i.contiguous = size > 0 && lb == 0 && tlb == 0 && ext == size && text == size;
-    int ni = 0, na = 0, nd = 0, combiner = 0;
+    int combiner = 0;
+#if MPI_VERSION >= 4  // MPICH refuses the int version for types made by the large-count constructors (mpi4py's)
+    MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
+    check(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner), "MPI_Type_get_envelope_c");
+#else
+    int ni = 0, na = 0, nd = 0;
     check(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner), "MPI_Type_get_envelope");
+#endif
     i.predefined = combiner == MPI_COMBINER_NAMED;
     return i;
 }

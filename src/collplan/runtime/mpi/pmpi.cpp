@@ -612,7 +612,8 @@ void after_init(int provided) {
     g_agreed = all[0] == mine[0] && all[1] == mine[1];
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f];  // a disagreement still counts: all decline
+    // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
+    for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f] || config().verbose;
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
 }
