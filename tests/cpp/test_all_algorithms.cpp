@@ -31,6 +31,37 @@ TEST(AllAlgorithms, EveryCaseVerifies) {
     }
 }
 
+// The MPI runtime builds only its own rank's program (Problem::only_rank): the program is the one the whole
+// schedule holds.
+TEST(AllAlgorithms, EachRanksOwnProgramIsTheWholeSchedulesProgram) {
+    for (const Algorithm& a : Registry::get().all()) {
+        std::vector<SweepCase> cases = sweep_cases(a, 12);
+        if (a.collective == Collective::alltoallv)  // sweep_cases needs no matrix, so it has no alltoallv cases
+            for (int P = 1; P <= 12; ++P) cases.push_back({a.name, P, "full:" + std::to_string(P), "", {}});
+        for (const SweepCase& c : cases) {
+            if (!c.op.empty() && c.op != "sum") continue;  // the op does not change the schedule
+            const Topology t = Topology::parse(c.topology);
+            std::vector<uint64_t> matrix;
+            if (a.collective == Collective::alltoallv)  // a sparse matrix with uneven entries
+                for (int k = 0; k < c.ranks * c.ranks; ++k) matrix.push_back(k % 3 == 1 ? 0 : 1 + (k * 7) % 5);
+            const Schedule whole = make_schedule(a.name, c.ranks, t, c.params, matrix);
+            for (int r = 0; r < c.ranks; ++r) {
+                const Schedule mine = make_schedule(a.name, c.ranks, t, c.params, matrix, r);
+                Schedule expected = whole;
+                EXPECT_TRUE(mine == std::move(expected).take_rank(r)) << a.name << " P=" << c.ranks << " " << c.topology << " rank " << r;
+                if (c.ranks > 1) EXPECT_THROW(mine.program((r + 1) % c.ranks), Error) << a.name;
+            }
+        }
+    }
+}
+
+TEST(AllAlgorithms, OneRanksProgramCostsThatRanksOps) {
+    const Schedule s = make_schedule("alltoall/pairwise", 1 << 16, Topology::full(1 << 16), {}, {}, 12345);
+    EXPECT_EQ(s.num_ops(12345), 2u * (1 << 16) - 1);
+    EXPECT_LT(s.memory_bytes(), 4u << 20);  // the whole schedule would be 8.6 G ops
+    EXPECT_THROW(make_schedule("alltoall/pairwise", 8, Topology::full(8), {}, {}, 8), Error);
+}
+
 TEST(AllAlgorithms, UnknownNamesAndParametersAreRefused) {
     EXPECT_THROW(Registry::get().find("allgather/nope"), Error);
     try {

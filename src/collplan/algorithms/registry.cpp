@@ -119,16 +119,23 @@ std::vector<ParamSet> range_candidates(const std::string& param, long long lo, l
 }
 
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
-                       const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix) {
+                       const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix,
+                       int only_rank) {
     const Algorithm& a = Registry::get().find(name);
     topo.check_ranks(ranks);
-    Problem p{a.collective, ranks, topo, validate_params(a, raw), matrix};
+    if (only_rank != Schedule::kAllRanks && (only_rank < 0 || only_rank >= ranks))
+        throw Error("rank " + std::to_string(only_rank) + " outside 0.." + std::to_string(ranks - 1));
+    Problem p{a.collective, ranks, topo, validate_params(a, raw), matrix, only_rank};
     if (a.collective == Collective::alltoallv && matrix.size() != static_cast<size_t>(ranks) * ranks)
         throw Error("alltoallv needs a " + std::to_string(ranks) + "x" + std::to_string(ranks) +
                     " communication matrix, got " + std::to_string(matrix.size()) + " entries");
     std::string why = a.applies ? a.applies(p) : "";
     if (!why.empty()) throw Error(a.name + " does not apply to P=" + std::to_string(ranks) + " on " + topo.spec() + ": " + why);
     Schedule s = a.generate(p);
+    if (only_rank != Schedule::kAllRanks && s.whole()) s = std::move(s).take_rank(only_rank);
+    if (s.only_rank() != only_rank)
+        throw Error(a.name + " built rank " + std::to_string(s.only_rank()) + "'s program when asked for rank " +
+                    std::to_string(only_rank) + "'s");
     s.algorithm = a.name;
     s.params = p.params.canonical();
     s.topology = topo.spec();

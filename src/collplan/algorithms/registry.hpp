@@ -11,6 +11,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ struct Problem {
     Topology topology;
     Params params;
     std::vector<uint64_t> matrix;  // alltoallv: P*P units (row = source); empty otherwise
+    int only_rank = Schedule::kAllRanks;  // >= 0: build only this rank's program (the MPI runtime)
+
+    // The ranks whose programs a generator builds: 0..P-1, or only_rank alone. A generator that loops over
+    // these and passes only_rank to the Schedule it creates builds one rank's program in that rank's time.
+    auto build_ranks() const {
+        return only_rank == Schedule::kAllRanks ? std::views::iota(0, ranks) : std::views::iota(only_rank, only_rank + 1);
+    }
 };
 
 // What `estimate --algorithm all` and the planner ask an algorithm for: the parameter sets worth pricing for P
@@ -114,8 +122,10 @@ std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery&
 std::vector<ParamSet> range_candidates(const std::string& param, long long lo, long long hi);
 
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
+// only_rank >= 0 returns a schedule that holds that rank's program alone (Schedule::whole() is false); an
+// algorithm whose generator builds every rank regardless is generated whole and cut down to the one rank.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& params = {},
-                       const std::vector<uint64_t>& matrix = {});
+                       const std::vector<uint64_t>& matrix = {}, int only_rank = Schedule::kAllRanks);
 
 }  // namespace collplan

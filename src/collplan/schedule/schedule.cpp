@@ -56,12 +56,37 @@ std::span<const Segment> OpView::dst() const {
     }
 }
 
-Schedule::Schedule(Collective c, int ranks, uint32_t in_blocks, uint32_t out_blocks, uint32_t tmp_blocks)
-    : collective_(c), ranks_(ranks), in_blocks_(in_blocks), out_blocks_(out_blocks), tmp_blocks_(tmp_blocks) {
+Schedule::Schedule(Collective c, int ranks, uint32_t in_blocks, uint32_t out_blocks, uint32_t tmp_blocks, int only_rank)
+    : collective_(c), ranks_(ranks), only_rank_(only_rank), in_blocks_(in_blocks), out_blocks_(out_blocks),
+      tmp_blocks_(tmp_blocks) {
     if (ranks < 1) throw Error("number of ranks " + std::to_string(ranks) + " is invalid (allowed: >= 1)");
+    if (only_rank != kAllRanks && (only_rank < 0 || only_rank >= ranks))
+        throw Error("rank " + std::to_string(only_rank) + " outside the schedule's " + std::to_string(ranks) +
+                    " ranks (allowed: 0.." + std::to_string(ranks - 1) + ")");
     for (uint32_t b : {in_blocks, out_blocks, tmp_blocks})
         if (b >= (1u << 30)) throw Error("buffer of " + std::to_string(b) + " blocks too large (allowed: < 2^30)");
-    programs_.resize(static_cast<size_t>(ranks));
+    programs_.resize(whole() ? static_cast<size_t>(ranks) : 1);
+}
+
+void Schedule::refuse(int rank) const {
+    if (rank < 0 || rank >= ranks_)
+        throw Error("rank " + std::to_string(rank) + " outside the schedule's " + std::to_string(ranks_) + " ranks");
+    throw Error("schedule " + algorithm + " holds only rank " + std::to_string(only_rank_) + "'s program, not rank " +
+                std::to_string(rank) + "'s (it was built for one rank)");
+}
+
+Schedule Schedule::take_rank(int rank) && {
+    Schedule s(collective_, ranks_, in_blocks_, out_blocks_, tmp_blocks_, rank);
+    s.programs_[0] = std::move(programs_[slot(rank)]);
+    s.algorithm = std::move(algorithm);
+    s.params = std::move(params);
+    s.topology = std::move(topology);
+    s.needs_commutative = needs_commutative;
+    s.needs_inverse = needs_inverse;
+    s.idempotent_only = idempotent_only;
+    s.rank_consistent = rank_consistent;
+    s.matrix = std::move(matrix);
+    return s;
 }
 
 uint32_t Schedule::size_blocks() const {
@@ -77,7 +102,7 @@ size_t Schedule::total_ops() const {
 }
 
 OpView Schedule::op(int rank, uint32_t index) const {
-    const RankProgram& p = programs_.at(static_cast<size_t>(rank));
+    const RankProgram& p = program(rank);
     const Op& o = p.ops.at(index);
     uint32_t seg_end = index + 1 < p.ops.size() ? p.ops[index + 1].seg_begin : static_cast<uint32_t>(p.segs.size());
     uint32_t dep_end = index + 1 < p.ops.size() ? p.ops[index + 1].dep_begin : static_cast<uint32_t>(p.deps.size());
@@ -109,10 +134,11 @@ bool Schedule::operator==(const Schedule& o) const {
         out_blocks_ != o.out_blocks_ || tmp_blocks_ != o.tmp_blocks_ || algorithm != o.algorithm ||
         params != o.params || topology != o.topology || needs_commutative != o.needs_commutative ||
         needs_inverse != o.needs_inverse || idempotent_only != o.idempotent_only ||
-        rank_consistent != o.rank_consistent || matrix != o.matrix)
+        rank_consistent != o.rank_consistent || matrix != o.matrix || only_rank_ != o.only_rank_)
         return false;
     for (int r = 0; r < ranks_; ++r) {
-        const auto &a = programs_[r], &b = o.programs_[r];
+        if (!holds(r)) continue;
+        const auto &a = program(r), &b = o.program(r);
         if (a.ops.size() != b.ops.size() || a.segs != b.segs || a.deps != b.deps) return false;
         for (size_t i = 0; i < a.ops.size(); ++i)
             if (!same_op(a.ops[i], b.ops[i]) || op(r, i).units != o.op(r, i).units) return false;

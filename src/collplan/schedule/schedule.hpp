@@ -28,6 +28,12 @@
 // Routes. A send may carry a torus route hint (Op::ties): which dimensions resolve a half-ring tie the - way.
 //
 // Memory: ops are 20 bytes, segments 8 bytes; a P = 4096 pairwise alltoall (33.5 million ops) takes < 1 GB.
+//
+// Whole or one rank. The backends that see the machine (verifier, estimator, simulators, exporters) need every
+// rank's program; the MPI runtime needs only its own, as libNBC builds only its own rank's schedule. A schedule
+// built for one rank (Problem::only_rank) holds that program alone, so its memory and generation time follow
+// that rank's ops (P = 2^20 pairwise alltoall: 2 million ops, 56 MB) instead of P times them; asking it for
+// another rank's program is an Error.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -105,7 +111,10 @@ struct OpView {
 
 class Schedule {
 public:
-    Schedule(Collective c, int ranks, uint32_t in_blocks, uint32_t out_blocks, uint32_t tmp_blocks);
+    static constexpr int kAllRanks = -1;
+    // only_rank = kAllRanks: every rank's program; otherwise only that rank's.
+    Schedule(Collective c, int ranks, uint32_t in_blocks, uint32_t out_blocks, uint32_t tmp_blocks,
+             int only_rank = kAllRanks);
 
     Collective collective() const { return collective_; }
     int ranks() const { return ranks_; }
@@ -128,9 +137,16 @@ public:
     // m = n / size_blocks() (allgather: its C input chunks, usually 1; alltoall: 1, allreduce: S, barrier: 1).
     uint32_t size_blocks() const;
 
-    const RankProgram& program(int rank) const { return programs_.at(rank); }
-    RankProgram& program_mut(int rank) { return programs_.at(rank); }
-    size_t num_ops(int rank) const { return programs_[rank].ops.size(); }
+    // Whether the schedule holds every rank's program, or only that of only_rank().
+    bool whole() const { return only_rank_ == kAllRanks; }
+    int only_rank() const { return only_rank_; }
+    bool holds(int rank) const { return whole() ? rank >= 0 && rank < ranks_ : rank == only_rank_; }
+    // The same schedule with only `rank`'s program (moved out of this one).
+    Schedule take_rank(int rank) &&;
+
+    const RankProgram& program(int rank) const { return programs_[slot(rank)]; }
+    RankProgram& program_mut(int rank) { return programs_[slot(rank)]; }
+    size_t num_ops(int rank) const { return programs_[slot(rank)].ops.size(); }
     size_t total_ops() const;
     OpView op(int rank, uint32_t index) const;
     size_t memory_bytes() const;  // heap bytes held by the programs
@@ -138,8 +154,14 @@ public:
     bool operator==(const Schedule& o) const;
 
 private:
+    size_t slot(int rank) const {
+        if (!holds(rank)) refuse(rank);
+        return whole() ? static_cast<size_t>(rank) : 0;
+    }
+    [[noreturn]] void refuse(int rank) const;
     Collective collective_;
     int ranks_;
+    int only_rank_ = kAllRanks;
     uint32_t in_blocks_, out_blocks_, tmp_blocks_;
     std::vector<RankProgram> programs_;
 };
