@@ -322,6 +322,20 @@ void test_split_phase(Tally& t) {
         if (!r2->plan_was_cached()) return "second init did not reuse the plan";
         return y[76] == 2.0 * P ? "" : "restart result wrong";
     });
+    run_case(t, "each rank holds only its own program unless the blocks are uneven", [&]() -> std::string {
+        for (uint64_t count : {uint64_t(8) * P, uint64_t(8) * P + 1}) {
+            std::vector<int64_t> x(count, me + 1), y(count, 0);
+            auto r = allreduce_init(x.data(), y.data(), count, MPI_INT64_T, MPI_SUM, world, Choice{"allreduce/ring"});
+            r->start();
+            r->wait();
+            const Schedule& s = r->plan().schedule();
+            const bool even = count % s.blocks(Buf::in) == 0;
+            if (s.whole() == even) return "count " + std::to_string(count) + ": whole() is " + std::to_string(s.whole());
+            if (!s.whole() && s.only_rank() != me) return "holds rank " + std::to_string(s.only_rank()) + "'s program";
+            if (y[count - 1] != int64_t{P} * (P + 1) / 2) return "count " + std::to_string(count) + ": wrong sum";
+        }
+        return "";
+    });
     for (Noncontig mode : {Noncontig::pack, Noncontig::datatype})
         run_case(t, std::string("allgather/bruck mode=") + (mode == Noncontig::pack ? "pack" : "datatype"),
                  [&] { return allgather_case(Choice{"allgather/bruck", {}, mode}, 1001, false, true); });

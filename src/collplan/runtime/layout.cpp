@@ -217,7 +217,6 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
             if (s.blocks(Buf::out) != S_)
                 throw Error("allreduce schedule " + s.algorithm + " has " + std::to_string(S_) + " in blocks but " +
                             std::to_string(s.blocks(Buf::out)) + " out blocks (must be equal)");
-            uniform_ = S_ == 0 || shape.count % S_ == 0;
             uniform_bytes_ = S_ == 0 ? 0 : shape.count / S_ * shape.elem_bytes;
             break;
         case Collective::alltoallv:
@@ -225,7 +224,6 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
                 shape.recv_displs.size() != size_t(P_))
                 throw Error("alltoallv call shape needs a " + std::to_string(P_) + "x" + std::to_string(P_) +
                             " byte matrix and " + std::to_string(P_) + " displacements per side");
-            uniform_ = all_equal(shape.matrix_bytes);
             uniform_bytes_ = shape.matrix_bytes.empty() ? 0 : shape.matrix_bytes.front();
             break;
         case Collective::allgather:  // a contribution in C chunks: chunk c = bytes c*B/C .. (c+1)*B/C - 1
@@ -233,12 +231,15 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
             if (s.blocks(Buf::out) != static_cast<uint64_t>(P_) * C_)
                 throw Error("allgather schedule " + s.algorithm + " has " + std::to_string(C_) + " in blocks but " +
                             std::to_string(s.blocks(Buf::out)) + " out blocks (must be P times as many)");
-            uniform_ = C_ <= 1 || shape.block_bytes % C_ == 0;
             uniform_bytes_ = C_ == 0 ? 0 : shape.block_bytes / C_;
             break;
         case Collective::barrier: uniform_bytes_ = 0; break;
         default: uniform_bytes_ = shape.block_bytes; break;
     }
+    uniform_ = uniform(s, shape);
+    if (!uniform_ && !s.whole())
+        throw Error("schedule " + s.algorithm + " holds only rank " + std::to_string(s.only_rank()) +
+                    "'s program, but blocks of uneven size need the whole schedule");
     std::vector<std::vector<Held>> held;
     if (uniform_) {
         held.assign(2 * s.num_ops(rank), {});
@@ -253,6 +254,16 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
         analyse(s, rank, held);
     }
     build_chunks(s, rank, held);
+}
+
+bool Layout::uniform(const Schedule& s, const CallShape& shape) {
+    const uint32_t n = s.blocks(Buf::in);
+    switch (s.collective()) {
+        case Collective::allreduce: return n == 0 || shape.count % n == 0;
+        case Collective::allgather: return n <= 1 || shape.block_bytes % n == 0;
+        case Collective::alltoallv: return all_equal(shape.matrix_bytes);
+        default: return true;
+    }
 }
 
 void Layout::analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>& held) {

@@ -48,7 +48,13 @@ struct Chunk {
 
 class Layout {
 public:
+    // An uneven layout (uniform() false) needs the whole schedule (Schedule::whole()); an even one only `rank`'s program.
     Layout(const Schedule& s, int rank, const CallShape& shape);
+
+    // Whether every block of this call has the same size, so that the layout follows from the rank's own program
+    // (else Layout runs the whole schedule symbolically). The same on every rank: it reads only P, the schedule's
+    // block counts, the element count / block size and the alltoallv byte matrix.
+    static bool uniform(const Schedule& s, const CallShape& shape);
 
     // Data of op i: send -> src, recv -> dst, copy/reduce -> both (equal total bytes).
     std::span<const Chunk> src(uint32_t op) const { return span(op, 0); }

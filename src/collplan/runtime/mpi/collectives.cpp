@@ -14,7 +14,7 @@
 namespace collplan::mpi {
 
 namespace {
-constexpr int kTagWindow = 256;    // tags per run; overlapping runs get different windows
+constexpr int kTagWindow = Plan::kTagWindow;  // tags per run; overlapping runs get different windows
 constexpr size_t kMaxPlans = 64;   // per communicator, least recently used dropped first
 }  // namespace
 
@@ -163,15 +163,38 @@ std::string encode(const std::vector<uint64_t>& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(uint64_t));
 }
 
+// The schedule of a call, cached per communicator. Each rank builds only its own program (whole = false) unless
+// the call's layout is uneven (Layout::uniform), which needs every rank's. Every rank misses the cache on the same
+// call (the key holds only what every rank has alike), so a miss agrees once, over the communicator, that every
+// rank built its part within the tag window -- one rank's failure is every rank's Error, never a rank-local
+// fallback.
 std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P, const Choice& ch,
-                                             const std::vector<uint64_t>& matrix) {
+                                             const std::vector<uint64_t>& matrix, bool whole) {
     const Algorithm& a = resolve(c, ch.algorithm);
-    std::string key = a.name + "|" + std::to_string(P) + "|";
+    std::string key = a.name + "|" + std::to_string(P) + (whole ? "|whole|" : "|");
     for (const auto& [k, v] : ch.params) key += k + "=" + v + ";";
     key += "|" + encode(matrix);
     auto it = st.schedules.find(key);
     if (it != st.schedules.end()) return it->second;
-    auto s = runtime_schedule(c, P, ch, matrix, st.topologies);
+    int me = 0;
+    check(MPI_Comm_rank(st.dup, &me), "MPI_Comm_rank");
+    std::shared_ptr<const Schedule> s;
+    std::string failure;
+    int local[2] = {0, -1};  // failed, highest tag
+    try {
+        s = runtime_schedule(c, P, ch, matrix, st.topologies, whole ? Schedule::kAllRanks : me);
+        for (const Op& op : s->program(me).ops)  // a whole schedule: every rank checks its own part too
+            if (op.kind == OpKind::send || op.kind == OpKind::recv) local[1] = std::max(local[1], op.tag());
+    } catch (const std::exception& e) {  // Error, or bad_alloc on this rank alone
+        failure = e.what();
+        local[0] = 1;
+    }
+    int agreed[2] = {0, 0};
+    check(PMPI_Allreduce(local, agreed, 2, MPI_INT, MPI_MAX, st.dup), "MPI_Allreduce");  // never intercepted
+    if (agreed[0]) throw Error(failure.empty() ? a.name + ": building the schedule failed on another rank" : failure);
+    if (agreed[1] >= kTagWindow - 1)
+        throw Error("schedule " + a.name + " uses tag " + std::to_string(agreed[1]) + " (allowed: < " +
+                    std::to_string(kTagWindow - 1) + ")");
     if (st.schedules.size() >= kMaxPlans) st.schedules.clear();
     st.schedules.emplace(key, s);
     return s;
@@ -192,11 +215,11 @@ void check_choice(Collective c, const Choice& ch) {
 }
 
 std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const std::vector<uint64_t>& matrix,
-                                                 const std::vector<std::string>& comm_topologies) {
+                                                 const std::vector<std::string>& comm_topologies, int only_rank) {
     const Algorithm& a = resolve(c, ch.algorithm);
     auto params = ch.params;
     const Topology t = pick_topology(a, P, params, matrix, comm_topologies);
-    return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, matrix));
+    return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, matrix, only_rank));
 }
 
 struct RequestFactory {
@@ -205,7 +228,8 @@ struct RequestFactory {
         auto st = state_of(comm);
         int P = 1;
         MPI_Comm_size(st->dup, &P);
-        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, matrix);
+        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, matrix, false);
+        if (!sched->whole() && !Layout::uniform(*sched, shape)) sched = schedule_for(*st, c, P, ch, matrix, true);
         if (sched->collective() != c || sched->ranks() != P)
             throw Error("schedule " + sched->algorithm + " is a " + to_string(sched->collective()) + " for " +
                         std::to_string(sched->ranks()) + " ranks, not a " + to_string(c) + " for " + std::to_string(P));
@@ -228,9 +252,6 @@ struct RequestFactory {
         }
         it->second.last_use = ++st->clock;
         r->plan_ = it->second.plan;
-        if (r->plan_->tag_span() > kTagWindow)
-            throw Error("schedule " + sched->algorithm + " uses " + std::to_string(r->plan_->tag_span()) +
-                        " tags (allowed: <= " + std::to_string(kTagWindow) + ")");
         if (!it->second.idle.empty()) {
             r->exec_ = std::move(it->second.idle.back());
             it->second.idle.pop_back();

@@ -84,13 +84,15 @@ std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t c
                                         MPI_Comm comm, const Choice& c);
 std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
 
-// The schedule a call with this choice runs on P ranks (not cached); throws Error when the algorithm does not
-// apply to P on any topology tried: params["topology"]; `comm_topologies` (a communicator's own: COLLPLAN_TOPOLOGY,
-// its MPI_Cart_create grid); full:P; the ring, line, hypercube and the MPI_Dims_create torus/mesh of the
-// algorithm's default topology families.
+// The schedule a call with this choice runs on P ranks (not cached): every rank's program, or only_rank's alone
+// (what a call runs when its blocks are even: see Layout::uniform). Throws Error when the algorithm does not apply
+// to P on any topology tried: params["topology"]; `comm_topologies` (a communicator's own: COLLPLAN_TOPOLOGY, its
+// MPI_Cart_create grid); full:P; the ring, line, hypercube and the MPI_Dims_create torus/mesh of the algorithm's
+// default topology families.
 std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch,
                                                  const std::vector<uint64_t>& matrix = {},
-                                                 const std::vector<std::string>& comm_topologies = {});
+                                                 const std::vector<std::string>& comm_topologies = {},
+                                                 int only_rank = Schedule::kAllRanks);
 
 // Throws Error unless the choice names a registered algorithm of collective `c` with valid parameters.
 void check_choice(Collective c, const Choice& ch);

@@ -60,11 +60,13 @@ Plan::Plan(MPI_Comm comm, std::shared_ptr<const Schedule> s, const CallShape& sh
     if (size_ != sched_->ranks())
         throw Error("schedule " + sched_->algorithm + " is for " + std::to_string(sched_->ranks()) +
                     " ranks but the communicator has " + std::to_string(size_));
-    int max_tag = -1;
-    for (int r = 0; r < size_; ++r)
+    for (int r = 0; r < size_; ++r) {  // every rank the schedule holds, so that every rank refuses alike
+        if (!sched_->holds(r)) continue;
         for (const Op& op : sched_->program(r).ops)
-            if (op.kind == OpKind::send || op.kind == OpKind::recv) max_tag = std::max(max_tag, op.tag());
-    tag_span_ = max_tag + 2;  // the last tag is the barrier's
+            if ((op.kind == OpKind::send || op.kind == OpKind::recv) && op.tag() >= kTagWindow - 1)
+                throw Error("schedule " + sched_->algorithm + " uses tag " + std::to_string(op.tag()) + " (allowed: < " +
+                            std::to_string(kTagWindow - 1) + ")");
+    }
     for (int d = 1; d < size_; d *= 2) barrier_peers_.push_back(d);
     build_nodes();
     build_order();
@@ -319,7 +321,7 @@ void Execution::barrier_round(uint32_t i) {
         return;
     }
     const int P = plan_->size_, r = plan_->rank_, dist = plan_->barrier_peers_[k];
-    const int tag = args_.tag_base + plan_->tag_span_ - 1;
+    const int tag = args_.tag_base + Plan::kTagWindow - 1;
     MPI_Request rq[2];
     check(MPI_Isend(stage_.data(), 0, MPI_BYTE, (r + dist) % P, tag, plan_->comm_, &rq[0]), "MPI_Isend");
     check(MPI_Irecv(stage_.data(), 0, MPI_BYTE, (r - dist + P) % P, tag, plan_->comm_, &rq[1]), "MPI_Irecv");

@@ -12,7 +12,9 @@
 // dst = src (+) dst; `reverse` gives dst = dst (+) src (through a scratch copy for user-defined operations;
 // a predefined one commutes bit for bit); `inverse` takes src out of dst (MPI_SUM and MPI_BXOR on predefined integer types only).
 // calc -> nothing (it is modelled work). barrier -> a dissemination barrier of zero-byte messages on a tag of its
-// own. Messages use tags tag_base + schedule tag; the caller makes tag_base differ between runs that may overlap.
+// own. Messages use tags tag_base + schedule tag (< kTagWindow - 1; the window's last tag is the barrier's); the
+// caller makes tag_base differ between runs that may overlap. A plan reads only its own rank's program, so a
+// schedule built for one rank (Schedule::only_rank) is enough -- unless the layout is uneven (Layout::uniform).
 // Non-contiguous messages (several chunks) are packed into a staging buffer, or sent with an MPI_Type_create_
 // hindexed datatype when all chunks lie in one buffer (Noncontig::datatype / automatic).
 #pragma once
@@ -56,8 +58,8 @@ public:
     const Layout& layout() const { return layout_; }
     MPI_Comm comm() const { return comm_; }
     int rank() const { return rank_; }
-    // Tags a run uses: tag_base .. tag_base + tag_span() - 1.
-    int tag_span() const { return tag_span_; }
+    // Tags a run uses: tag_base .. tag_base + kTagWindow - 1 (schedule tags below kTagWindow - 1, then the barrier's).
+    static constexpr int kTagWindow = 256;
     uint64_t stage_bytes() const { return stage_bytes_; }
     uint64_t reduce_scratch_bytes() const { return scratch_bytes_; }
     size_t datatypes() const { return ndtypes_; }
@@ -80,7 +82,6 @@ private:
     std::vector<uint32_t> group_begin_;             // first op of each group, plus sentinel
     std::vector<uint32_t> initial_ready_;
     std::vector<uint32_t> initial_pending_, group_size_;  // copied into each run's counters
-    int tag_span_ = 1;
     uint64_t stage_bytes_ = 0, scratch_bytes_ = 0;
     size_t ndtypes_ = 0;
     bool writes_in_ = false;
