@@ -1,9 +1,15 @@
 // bench_generate -- how long generating a large schedule takes and how much memory it holds.
 //
-// Usage: bench_generate [P]   (default P = 4096)
-// Line 1: generation of alltoall/pairwise for P ranks on full:P -- wall time, total ops, Schedule::memory_bytes(),
-//         peak resident set size of the process (getrusage ru_maxrss) measured right after generation.
-// Line 2: to_text of alltoall/pairwise for P = 256 -- wall time and text size.
+// Usage: bench_generate [P]            (default P = 4096)
+//        bench_generate --per-rank [L] (default L = 20)
+// Whole schedule:
+//   Line 1: generation of alltoall/pairwise for P ranks on full:P -- wall time, total ops, Schedule::memory_bytes(),
+//           peak resident set size of the process (getrusage ru_maxrss) measured right after generation.
+//   Line 2: to_text of alltoall/pairwise for P = 256 -- wall time and text size.
+// --per-rank: what one MPI rank builds (make_schedule with only_rank = P/2 + 1, the runtime's path) for the default
+//   algorithm of each collective (collplan.mpi.DEFAULT_ALGORITHMS) and P = 2^10 .. 2^L: a Markdown table of wall
+//   time (best of 3), ops and Schedule::memory_bytes(); alltoallv/async (every rank sends to 8 others) only while
+//   its P x P count matrix, which the runtime gathers on every call, fits in 1 GiB (P <= 2^13).
 // Built when COLLPLAN_BENCH=ON; prints to stdout and writes no files.
 #include <sys/resource.h>
 
@@ -12,6 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
+#include <algorithm>
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/schedule/text.hpp"
@@ -58,8 +66,40 @@ void bench_text(const std::string& name, int P) {
 
 }  // namespace
 
+void bench_per_rank(int max_log2) {
+    std::printf("| algorithm | P | ops of one rank | memory_bytes | generation |\n|---|---|---|---|---|\n");
+    for (const char* name : {"allgather/ring", "alltoall/pairwise", "allreduce/recursive_doubling",
+                             "barrier/dissemination", "alltoallv/async"}) {
+        const bool v = std::string(name) == "alltoallv/async";
+        for (int l = 10; l <= (v ? std::min(max_log2, 13) : max_log2); ++l) {
+            const int P = 1 << l, me = P / 2 + 1;
+            std::vector<uint64_t> matrix;
+            if (v) {
+                matrix.assign(static_cast<size_t>(P) * P, 0);
+                for (int i = 0; i < P; ++i)
+                    for (int k = 1; k <= 8; ++k) matrix[static_cast<size_t>(i) * P + (i + k * k) % P] = 1;
+            }
+            double best = 1e30;
+            size_t ops = 0, bytes = 0;
+            for (int rep = 0; rep < 3; ++rep) {
+                const auto t0 = Clock::now();
+                const collplan::Schedule s = collplan::make_schedule(name, P, collplan::Topology::full(P), {}, matrix, me);
+                best = std::min(best, seconds_since(t0));
+                ops = s.num_ops(me);
+                bytes = s.memory_bytes();
+            }
+            std::printf("| %s | 2^%d | %zu | %.1f KiB | %.3f ms |\n", name, l, ops, static_cast<double>(bytes) / 1024.0, best * 1e3);
+            std::fflush(stdout);
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     try {
+        if (argc >= 2 && std::string(argv[1]) == "--per-rank") {
+            bench_per_rank(argc >= 3 ? parse_ranks(argc - 1, argv + 1) : 20);
+            return 0;
+        }
         const std::string name = "alltoall/pairwise";
         bench_generate(name, parse_ranks(argc, argv));
         bench_text(name, 256);
