@@ -12,6 +12,9 @@ composition), barrier none.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 from . import mpi as cmpi
 from ._core import CollplanError
 
@@ -171,6 +174,17 @@ def time_request(comm, req, iters: int, warmup: int, reps: int) -> list[float]:
     return mod.time_request(MPI._handleof(comm), req._native, iters, warmup, reps)
 
 
+def backend_as_programs_run():
+    """cmpi.backend(), with MPI started the way an ordinary MPI program starts it (MPI_Init: MPI_THREAD_SINGLE)
+    unless MPI is imported already or MPI4PY_RC_THREAD_LEVEL says otherwise. mpi4py asks for MPI_THREAD_MULTIPLE
+    by default, and then the MPI library locks on every call (a small MPI_Allreduce at P = 2 under Open MPI:
+    +15-30 %), so timings would not be those of the programs the wisdom is for."""
+    if "mpi4py.MPI" not in sys.modules and "MPI4PY_RC_THREAD_LEVEL" not in os.environ:
+        import mpi4py
+        mpi4py.rc.thread_level = "single"
+    return cmpi.backend()
+
+
 # ------------------------------------------------------------------------------------------- the measure evaluator
 def _kept(estimates: list[list[float]], j: int, prune: float, keep: int) -> list[int]:
     """Candidates worth measuring at size index j: estimated within `prune` times the best estimate, at most
@@ -230,7 +244,7 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
     the best estimate (at most `keep`) are run, plus the MPI library's own collective (`native`). Measured
     candidates are checked against a serial computation once before they are timed."""
     from .planner import Progress, candidate, price_estimate, setup, threshold_table
-    MPI, _ = cmpi.backend()
+    MPI, _ = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()
     if ranks is not None and ranks != P:

@@ -18,6 +18,7 @@ import time
 
 from .. import calibrate as cal
 from .. import mpi as cmpi
+from ..measure import backend_as_programs_run
 from .._core import CollplanError, format_bytes, format_time, parse_size
 
 MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
@@ -208,7 +209,7 @@ def cmd_calibrate(args) -> int:
         raise CollplanError(f"--max-size {args.max_size} is too small (allowed: >= 1KiB)")
     if args.reps is not None and not 3 <= args.reps <= 100000:
         raise CollplanError(f"--reps {args.reps} is invalid (allowed: 3..100000)")
-    MPI, module = cmpi.backend()
+    MPI, module = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     if comm.Get_size() < 2:
         raise CollplanError(f"calibrate needs at least 2 ranks (got P={comm.Get_size()}); run it as "

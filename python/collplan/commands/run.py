@@ -17,7 +17,7 @@ import sys
 from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_sizes
 from ..api import algorithms
-from ..measure import Case, time_request
+from ..measure import Case, backend_as_programs_run, time_request
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
@@ -85,7 +85,7 @@ def _print_table(rows, header, file=sys.stdout):
 
 
 def cmd_run(args) -> int:
-    MPI, _ = cmpi.backend()
+    MPI, _ = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()
     from ..cli import _params
