@@ -143,3 +143,14 @@ def test_plan_by_measurement_writes_wisdom_the_runtime_follows(abi, tmp_path):
     chosen = next(e for e in entries if e["min_bytes"] <= 8008 < e.get("max_bytes", 1 << 62))["algorithm"]
     want = "native \\(native requested\\)" if chosen == "native" else re.escape(chosen) + r"(:\S+)? on \S+"
     assert re.search(rf"^collplan: MPI_Allreduce(_c)? P=2 8008B -> {want}$", r.stderr, re.M), r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("level,want", [(None, "THREAD_SINGLE"), ("multiple", "THREAD_MULTIPLE")])
+def test_measuring_starts_mpi_as_programs_do(abi, level, want):
+    code = ("from collplan.measure import backend_as_programs_run as b; MPI, _ = b(); "
+            "print({getattr(MPI, n): n for n in ('THREAD_SINGLE', 'THREAD_FUNNELED', 'THREAD_SERIALIZED', "
+            "'THREAD_MULTIPLE')}[MPI.Query_thread()])")
+    r = mpirun(abi, 1, [sys.executable, "-c", code], env={"MPI4PY_RC_THREAD_LEVEL": level} if level else None)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == [want], r.stdout + r.stderr
