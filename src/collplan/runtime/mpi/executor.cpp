@@ -137,6 +137,7 @@ void Plan::build_order() {
         if (i == 0 || v.op.fence()) group_begin_.push_back(i);
         n.group = g;
         n.npre = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
+        by_groups_ = by_groups_ && v.deps.empty();
         for (uint32_t d : v.deps) dependents[d].push_back(i);
         if (n.kind == OpKind::send || n.kind == OpKind::recv) {
             auto [it, fresh] = last_on_channel.try_emplace({static_cast<int>(n.kind), n.peer, n.tag}, i);
@@ -153,6 +154,7 @@ void Plan::build_order() {
         }
     }
     group_begin_.push_back(n_ops);
+    by_groups_ = by_groups_ && !has_barrier_;
     group_size_.assign(group_begin_.size() - 1, 0);
     for (const Node& n : nodes_) ++group_size_[n.group], initial_pending_.push_back(n.npre);
     dep_begin_.assign(n_ops + 1, 0);
@@ -181,14 +183,6 @@ Execution::~Execution() {
         }
 }
 
-char* Execution::base(Buf b) const {
-    switch (b) {
-        case Buf::in: return static_cast<char*>(const_cast<void*>(args_.in));
-        case Buf::out: return static_cast<char*>(args_.out);
-        default: return const_cast<char*>(tmp_.data());
-    }
-}
-
 void Execution::reset() {
     pending_ = plan_->initial_pending_;
     group_left_ = plan_->group_size_;
@@ -213,9 +207,39 @@ void Execution::start(const RunArgs& a) {
         check(MPI_Type_get_extent(a.datatype, &lb, &extent), "MPI_Type_get_extent");
         elem_bytes_ = static_cast<int>(extent);
     }
-    reset();
     active_ = true;
+    if (plan_->by_groups_) {
+        group_ = 0;
+        reqs_.clear();
+        req_node_.clear();
+        run_groups();
+        return;
+    }
+    reset();
     pump();
+}
+
+// The group walk (Plan::by_groups_): opens groups from group_ on -- posts their messages in program order and runs
+// their local ops -- until one has messages in flight (then end_group() after they complete) or none is left.
+void Execution::run_groups() {
+    const auto& gb = plan_->group_begin_;
+    for (; group_ + 1 < gb.size(); ++group_) {
+        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
+            const Node& n = plan_->nodes_[i];
+            if (n.kind == OpKind::send || n.kind == OpKind::recv) post(i);
+            else local(n);
+        }
+        if (!reqs_.empty()) return;
+    }
+    active_ = false;
+}
+
+void Execution::end_group() {
+    for (uint32_t i : req_node_) unstage(plan_->nodes_[i]);
+    reqs_.clear();
+    req_node_.clear();
+    ++group_;
+    run_groups();
 }
 
 void Execution::pump() {
@@ -224,11 +248,18 @@ void Execution::pump() {
 }
 
 void Execution::run(uint32_t i) {
-    switch (plan_->nodes_[i].kind) {
+    const Node& n = plan_->nodes_[i];
+    switch (n.kind) {
         case OpKind::send:
-        case OpKind::recv: post(i); break;
+        case OpKind::recv:
+            post(i);
+            if (n.chan_next != UINT32_MAX) released(n.chan_next);
+            break;
         case OpKind::barrier: barrier_round(i); break;
-        default: local(i); break;
+        default:
+            local(n);
+            complete(i);
+            break;
     }
 }
 
@@ -261,11 +292,9 @@ void Execution::post(uint32_t i) {
         check(MPI_Irecv(ptr, count, type, n.peer, tag, plan_->comm_, &r), "MPI_Irecv");
     reqs_.push_back(r);
     req_node_.push_back(i);
-    if (n.chan_next != UINT32_MAX) released(n.chan_next);
 }
 
-void Execution::local(uint32_t i) {
-    const Node& n = plan_->nodes_[i];
+void Execution::local(const Node& n) {
     if (n.kind == OpKind::reduce) {
         reduce(n);
     } else if (n.kind == OpKind::copy) {
@@ -282,7 +311,6 @@ void Execution::local(uint32_t i) {
             if (dof == d->bytes) ++d, dof = 0;
         }
     }
-    complete(i);
 }
 
 void Execution::reduce(const Node& n) {
@@ -339,15 +367,18 @@ void Execution::on_request_done(size_t slot) {
         }
         return;
     }
-    if (n.kind == OpKind::recv && n.staged) {
-        const char* from = stage_.data() + n.stage_off;
-        for (uint32_t k = n.dst_begin; k < n.dst_end; ++k) {
-            const Chunk& c = plan_->chunks_[k];
-            std::memcpy(base(c.buf) + c.offset, from, c.bytes);
-            from += c.bytes;
-        }
-    }
+    unstage(n);
     complete(i);
+}
+
+void Execution::unstage(const Node& n) {  // a completed recv that went through the staging buffer
+    if (n.kind != OpKind::recv || !n.staged) return;
+    const char* from = stage_.data() + n.stage_off;
+    for (uint32_t k = n.dst_begin; k < n.dst_end; ++k) {
+        const Chunk& c = plan_->chunks_[k];
+        std::memcpy(base(c.buf) + c.offset, from, c.bytes);
+        from += c.bytes;
+    }
 }
 
 void Execution::released(uint32_t i) {
@@ -375,6 +406,15 @@ void Execution::compact() {
 
 bool Execution::test() {
     if (!active_) return true;
+    if (plan_->by_groups_) {
+        while (active_) {
+            int done = 0;
+            check(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+            if (!done) return false;
+            end_group();
+        }
+        return true;
+    }
     for (;;) {
         pump();
         if (left_ == 0) {
@@ -406,6 +446,13 @@ bool Execution::all_or_nothing() const {
 
 void Execution::wait() {
     if (!active_) return;
+    if (plan_->by_groups_) {
+        while (active_) {
+            check(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            end_group();
+        }
+        return;
+    }
     for (;;) {
         pump();
         if (left_ == 0) {

@@ -4,7 +4,10 @@
 // holds the byte layout of every op (runtime/layout.hpp), the dependency graph in compact arrays, and committed
 // derived datatypes for non-contiguous messages. An Execution is one run of a plan on concrete buffers, driven
 // split-phase: start() posts what can start, test() advances without blocking (MPI_Testsome), wait() blocks
-// (MPI_Waitsome) until this rank's part is done.
+// (MPI_Waitsome) until this rank's part is done. Most schedules order their ops by groups (fences) alone -- no
+// explicit dependency, no barrier -- and run as the group walk instead: post a group's messages, run its local
+// ops, one MPI_Waitall (MPI_Testall), next group; the same MPI calls hand-written code makes, and about half the
+// executor's instructions per call of the general walk (bench/README.md, "executor overhead").
 //
 // Semantics (docs/schedule.md): an op starts when every op of the earlier groups of its rank and every explicit
 // dependency has completed. send/recv -> MPI_Isend/MPI_Irecv of bytes; each channel (direction, peer, tag) is
@@ -86,6 +89,8 @@ private:
     size_t ndtypes_ = 0;
     bool writes_in_ = false;
     bool has_barrier_ = false;
+    bool by_groups_ = true;  // no explicit dependency and no barrier: every op waits only for the earlier groups,
+                             // so a run is the group walk (Execution::run_groups), as hand-written code would be
     std::vector<int> barrier_peers_;  // dissemination distances 1, 2, 4, ...
 };
 
@@ -117,8 +122,11 @@ private:
     void reset();
     void pump();                      // runs every ready op
     void run(uint32_t i);
+    void run_groups();
+    void end_group();
     void post(uint32_t i);
-    void local(uint32_t i);
+    void local(const Node& n);
+    void unstage(const Node& n);
     void reduce(const Node& n);
     void barrier_round(uint32_t i);
     void on_request_done(size_t slot);
@@ -126,7 +134,10 @@ private:
     void released(uint32_t i);
     void compact();
     bool all_or_nothing() const;
-    char* base(Buf b) const;
+    char* base(Buf b) const {  // the buffer a chunk offset refers to
+        return b == Buf::in ? static_cast<char*>(const_cast<void*>(args_.in)) : b == Buf::out ? static_cast<char*>(args_.out)
+                                                                                                : const_cast<char*>(tmp_.data());
+    }
 
     std::shared_ptr<const Plan> plan_;
     RunArgs args_;
@@ -134,6 +145,7 @@ private:
     int elem_bytes_ = 1;
     std::vector<uint32_t> pending_, group_left_, ready_;
     uint32_t open_group_ = 0;
+    uint32_t group_ = 0;              // the group walk's current group
     size_t left_ = 0;                 // ops not yet complete
     std::vector<char> tmp_, stage_, scratch_;
     std::vector<MPI_Request> reqs_;
