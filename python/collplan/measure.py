@@ -2,8 +2,8 @@
 evaluator (`plan_measured`), used by `collplan run` and `collplan plan --evaluator measure`.
 
 Timing follows src/collplan/runtime/mpi/timing.hpp (the loop runs in C++, so Python's per-call cost stays out of
-the figures): untimed warm-up calls, then repetitions of `iters` calls between barriers; each repetition's
-figure is the slowest rank's mean per call. The planner's repetitions are interleaved across the candidates
+the figures), the discipline of the standard MPI micro-benchmarks: untimed warm-up calls, then each call timed
+alone with a barrier after it; a repetition's figure is the average over ranks of their mean per call. The planner's repetitions are interleaved across the candidates
 (candidate 1, 2, ..., then again), so a burst of load on the machine hits all of them alike, and a candidate's
 time is the best of its repetitions: interference from other processes only ever adds time, so the minimum is
 the most repeatable figure on a shared machine (every repetition is kept in the plan's samples). Sizes as everywhere in collplan: allgather bytes per rank, alltoall bytes
@@ -156,15 +156,20 @@ class Case:
 
 
 def _time_python(MPI, comm, fn, iters: int, warmup: int, reps: int) -> list[float]:
+    """timing.hpp's discipline from Python: each call timed alone, a barrier after it, the average over ranks."""
     for _ in range(warmup):
         fn()
-    out = []
-    for _ in range(reps):
         comm.Barrier()
-        t0 = MPI.Wtime()
+    out = []
+    wtime, barrier = MPI.Wtime, comm.Barrier
+    for _ in range(reps):
+        total = 0.0
         for _ in range(iters):
+            t0 = wtime()
             fn()
-        out.append(comm.allreduce((MPI.Wtime() - t0) / iters, op=MPI.MAX))
+            total += wtime() - t0
+            barrier()
+        out.append(comm.allreduce(total / iters, op=MPI.SUM) / comm.Get_size())
     return out
 
 
@@ -199,7 +204,7 @@ def _kept(estimates: list[list[float]], j: int, prune: float, keep: int) -> list
 def _iterations(timer, target_s: float, max_iters: int) -> int:
     """Calls per repetition so that one repetition lasts about target_s: like Python's timeit autorange, grow
     the count by 4 until a repetition lasts a quarter of the target (the growing runs also warm the caches and
-    the MPI library's connections up). The decision rests on slowest-rank times, so every rank agrees."""
+    the MPI library's connections up). The decision rests on times averaged over the ranks, so every rank agrees."""
     iters = 1
     timer(1, 2, 1)  # warm-up: first-touch page faults, connection set-up
     while True:

@@ -11,15 +11,21 @@ std::vector<double> time_calls(MPI_Comm comm, const std::function<void()>& fn, i
     if (iters < 1 || warmup < 0 || reps < 1)
         throw Error("timing: iters " + std::to_string(iters) + ", warmup " + std::to_string(warmup) + ", reps " +
                     std::to_string(reps) + " (allowed: iters >= 1, warmup >= 0, reps >= 1)");
-    for (int i = 0; i < warmup; ++i) fn();
+    int P = 1;
+    MPI_Comm_size(comm, &P);
+    for (int i = 0; i < warmup; ++i) fn(), MPI_Barrier(comm);
     std::vector<double> out;
     for (int r = 0; r < reps; ++r) {
-        MPI_Barrier(comm);
-        const double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; ++i) fn();
-        double t = (MPI_Wtime() - t0) / iters, slowest = 0;
-        MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
-        out.push_back(slowest);
+        double sum = 0, total = 0;
+        for (int i = 0; i < iters; ++i) {
+            const double t0 = MPI_Wtime();
+            fn();
+            sum += MPI_Wtime() - t0;
+            MPI_Barrier(comm);
+        }
+        const double mine = sum / iters;
+        MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+        out.push_back(total / P);
     }
     return out;
 }
