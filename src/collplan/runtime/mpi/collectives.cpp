@@ -286,11 +286,20 @@ Request::~Request() {
     }
 }
 
-void Request::start() {
+void Request::prepare() {
     if (stage_in_ && !staged_in_.empty())
         std::memcpy(staged_in_.data(), static_cast<const char*>(user_in_) + in_offset_, staged_in_.size());
     args_.tag_base = state_->next_tag_base();
+}
+
+void Request::start() {
+    prepare();
     exec_->start(args_);
+}
+
+void Request::run() {
+    prepare();
+    exec_->run(args_);
 }
 
 // Input staging: in place (MPI_IN_PLACE or send == recv), or when the schedule writes its input.

@@ -53,6 +53,7 @@ public:
     void start();
     bool test();
     void wait();
+    void run();  // start() + wait() in one call: what the blocking collectives use (Execution::run)
     bool active() const { return exec_ && exec_->active(); }
     const Plan& plan() const { return *plan_; }
     bool plan_was_cached() const { return cached_; }
@@ -60,6 +61,7 @@ public:
 private:
     friend struct RequestFactory;
     Request() = default;
+    void prepare();  // stages the input, picks the run's tag window
 
     std::shared_ptr<CommState> state_;
     std::shared_ptr<const Plan> plan_;

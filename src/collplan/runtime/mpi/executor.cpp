@@ -194,7 +194,7 @@ void Execution::reset() {
     req_node_.clear();
 }
 
-void Execution::start(const RunArgs& a) {
+void Execution::begin(const RunArgs& a) {
     if (active_) throw Error("collplan request started again before it completed (wait or test it first)");
     args_ = a;
     commutative_ = true;
@@ -208,6 +208,10 @@ void Execution::start(const RunArgs& a) {
         elem_bytes_ = static_cast<int>(extent);
     }
     active_ = true;
+}
+
+void Execution::start(const RunArgs& a) {
+    begin(a);
     if (plan_->by_groups_) {
         group_ = 0;
         reqs_.clear();
@@ -217,6 +221,50 @@ void Execution::start(const RunArgs& a) {
     }
     reset();
     pump();
+}
+
+// Start and wait in one call. The group walk may then use blocking MPI calls: a group whose messages are one send
+// and one recv becomes one MPI_Sendrecv (what hand-written code and the MPI libraries' own collectives use; under
+// MPICH it is cheaper than MPI_Isend + MPI_Irecv + MPI_Waitall).
+void Execution::run(const RunArgs& a) {
+    if (!plan_->by_groups_) {
+        start(a);
+        wait();
+        return;
+    }
+    begin(a);
+    reqs_.clear();
+    req_node_.clear();
+    const auto& gb = plan_->group_begin_;
+    for (group_ = 0; group_ + 1 < gb.size(); ++group_) {
+        uint32_t send = UINT32_MAX, recv = UINT32_MAX, messages = 0;
+        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
+            const OpKind k = plan_->nodes_[i].kind;
+            if (k == OpKind::send || k == OpKind::recv) ++messages, (k == OpKind::send ? send : recv) = i;
+        }
+        if (messages == 2 && send != UINT32_MAX && recv != UINT32_MAX) {
+            for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i)
+                if (i != send && i != recv) local(plan_->nodes_[i]);
+            const Message out = message(send), in = message(recv);
+            const Node &sn = plan_->nodes_[send], &rn = plan_->nodes_[recv];
+            check(MPI_Sendrecv(out.ptr, out.count, out.type, sn.peer, args_.tag_base + sn.tag, in.ptr, in.count, in.type,
+                               rn.peer, args_.tag_base + rn.tag, plan_->comm_, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+            unstage(rn);
+            continue;
+        }
+        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
+            const Node& n = plan_->nodes_[i];
+            if (n.kind == OpKind::send || n.kind == OpKind::recv) post(i);
+            else local(n);
+        }
+        if (reqs_.empty()) continue;
+        check(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (uint32_t i : req_node_) unstage(plan_->nodes_[i]);
+        reqs_.clear();
+        req_node_.clear();
+    }
+    active_ = false;
 }
 
 // The group walk (Plan::by_groups_): opens groups from group_ on -- posts their messages in program order and runs
@@ -243,11 +291,11 @@ void Execution::end_group() {
 }
 
 void Execution::pump() {
-    for (size_t head = 0; head < ready_.size(); ++head) run(ready_[head]);  // run() may append
+    for (size_t head = 0; head < ready_.size(); ++head) run_op(ready_[head]);  // run_op() may append
     ready_.clear();
 }
 
-void Execution::run(uint32_t i) {
+void Execution::run_op(uint32_t i) {
     const Node& n = plan_->nodes_[i];
     switch (n.kind) {
         case OpKind::send:
@@ -263,33 +311,36 @@ void Execution::run(uint32_t i) {
     }
 }
 
-void Execution::post(uint32_t i) {
+// Where a message's data lie (a send's data are packed into the staging buffer here when it goes through it).
+Execution::Message Execution::message(uint32_t i) {
     const Node& n = plan_->nodes_[i];
     const Chunk* c = plan_->chunks_.data() + (n.kind == OpKind::send ? n.src_begin : n.dst_begin);
     const uint32_t nchunks = n.kind == OpKind::send ? n.src_end - n.src_begin : n.dst_end - n.dst_begin;
-    void* ptr = stage_.data();
-    int count = static_cast<int>(n.bytes);
-    MPI_Datatype type = MPI_BYTE;
+    Message m{stage_.data(), static_cast<int>(n.bytes), MPI_BYTE};
     if (n.staged) {
-        ptr = stage_.data() + n.stage_off;
+        m.ptr = stage_.data() + n.stage_off;
         if (n.kind == OpKind::send)
             for (uint64_t pos = 0; const Chunk& k : std::span(c, nchunks)) {
-                std::memcpy(static_cast<char*>(ptr) + pos, base(k.buf) + k.offset, k.bytes);
+                std::memcpy(static_cast<char*>(m.ptr) + pos, base(k.buf) + k.offset, k.bytes);
                 pos += k.bytes;
             }
     } else if (n.dtype != MPI_DATATYPE_NULL) {
-        ptr = base(n.dtype_buf);
-        count = 1;
-        type = n.dtype;
+        m = {base(n.dtype_buf), 1, n.dtype};
     } else if (nchunks == 1) {
-        ptr = base(c->buf) + c->offset;
+        m.ptr = base(c->buf) + c->offset;
     }
+    return m;
+}
+
+void Execution::post(uint32_t i) {
+    const Node& n = plan_->nodes_[i];
+    const Message m = message(i);
     MPI_Request r = MPI_REQUEST_NULL;
     const int tag = args_.tag_base + n.tag;
     if (n.kind == OpKind::send)
-        check(MPI_Isend(ptr, count, type, n.peer, tag, plan_->comm_, &r), "MPI_Isend");
+        check(MPI_Isend(m.ptr, m.count, m.type, n.peer, tag, plan_->comm_, &r), "MPI_Isend");
     else
-        check(MPI_Irecv(ptr, count, type, n.peer, tag, plan_->comm_, &r), "MPI_Irecv");
+        check(MPI_Irecv(m.ptr, m.count, m.type, n.peer, tag, plan_->comm_, &r), "MPI_Irecv");
     reqs_.push_back(r);
     req_node_.push_back(i);
 }

@@ -113,6 +113,7 @@ public:
     Execution& operator=(const Execution&) = delete;
 
     void start(const RunArgs& a);  // throws Error if a run is still active
+    void run(const RunArgs& a);    // start + wait, with blocking MPI calls where they are cheaper (MPI_Sendrecv)
     bool test();                   // advances; true when this rank's part is complete
     void wait();
     bool active() const { return active_; }
@@ -121,7 +122,14 @@ public:
 private:
     void reset();
     void pump();                      // runs every ready op
-    void run(uint32_t i);
+    void run_op(uint32_t i);
+    struct Message {
+        void* ptr;
+        int count;
+        MPI_Datatype type;
+    };
+    void begin(const RunArgs& a);
+    Message message(uint32_t i);
     void run_groups();
     void end_group();
     void post(uint32_t i);

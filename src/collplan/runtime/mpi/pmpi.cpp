@@ -407,8 +407,7 @@ int run_failed(MPI_Comm comm, Fn f, const std::exception& e) {
 int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
     try {
         req.bind(send, recv);
-        req.start();
-        req.wait();
+        req.run();
     } catch (const std::exception& e) {
         return run_failed(comm, f, e);
     }
@@ -528,8 +527,7 @@ template <class Count, class Displ>
     }
     try {
         auto req = alltoallv_init(send, sb.data(), sd.data(), recv, rb.data(), rd.data(), comm, en->choice);
-        req->start();
-        req->wait();
+        req->run();
     } catch (const std::exception& e) {
         return run_failed(comm, f, e);
     }
