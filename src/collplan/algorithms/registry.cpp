@@ -132,7 +132,9 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
     std::string why = a.applies ? a.applies(p) : "";
     if (!why.empty()) throw Error(a.name + " does not apply to P=" + std::to_string(ranks) + " on " + topo.spec() + ": " + why);
     Schedule s = a.generate(p);
-    if (only_rank != Schedule::kAllRanks && s.whole()) s = std::move(s).take_rank(only_rank);
+    if (only_rank != Schedule::kAllRanks && s.whole())
+        throw Error(a.name + " ignored only_rank: it built every rank's program when asked for rank " +
+                    std::to_string(only_rank) + "'s");
     if (s.only_rank() != only_rank)
         throw Error(a.name + " built rank " + std::to_string(s.only_rank()) + "'s program when asked for rank " +
                     std::to_string(only_rank) + "'s");

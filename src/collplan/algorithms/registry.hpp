@@ -122,8 +122,8 @@ std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery&
 std::vector<ParamSet> range_candidates(const std::string& param, long long lo, long long hi);
 
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
-// only_rank >= 0 returns a schedule that holds that rank's program alone (Schedule::whole() is false); an
-// algorithm whose generator builds every rank regardless is generated whole and cut down to the one rank.
+// only_rank >= 0 returns a schedule that holds that rank's program alone (Schedule::whole() is false); every
+// generator builds just that program (Problem::only_rank), and one that builds every rank regardless is an Error.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& params = {},
                        const std::vector<uint64_t>& matrix = {}, int only_rank = Schedule::kAllRanks);

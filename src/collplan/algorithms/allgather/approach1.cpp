@@ -10,7 +10,8 @@
 //                gossip_common.hpp).
 // Cost:          T1 = floor(n/2) (t_s + l t_l), i.e. floor(n/2) (r + 1) units of l t_l (Lemma 4). oneport=1: each
 //                step takes 4 slots on an even ring, about 2 n (r + 1).
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       ring:4, PU 0: step 0 sends b_0 to 1 and 3, receives b_3 from 3 and b_1 from 1; step 1 receives b_2
 //                from 1 (the + side), sends nothing.
 #include "collplan/algorithms/allgather/gossip_common.hpp"

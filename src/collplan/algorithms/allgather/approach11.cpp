@@ -13,7 +13,8 @@
 //                phase the packets are whole rows (columns) of half-blocks.
 // Cost:          T'_11 = floor(n/2)(r + 1/2) + floor(n/2)(r + n/2) = floor(n/2)(2r + (n+1)/2) units on an n x n torus
 //                (Lemma 6). oneport=1: about 8 slots per step.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:3x3: step 0: every PU sends colour 0 of its block to both row neighbours and colour 1 to
 //                both column neighbours; step 1: it forwards its row's colour 0 (3 half-blocks) along the column
 //                and its column's colour 1 along the row.

@@ -10,7 +10,8 @@
 // Cost:          T2 = sum_h (r + 3^(h-1)) + log_3 n (r + n) ~ (2 r + n) log_3 n units of l t_l (Lemma 4; collplan
 //                sends a sub-root only what it lacks, n (1 - 3^-h) instead of n). oneport=1: 2 ceil(log_2 n) steps
 //                of one message each.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       line:3: step 0 PUs 0 and 2 send b_0, b_2 to PU 1; step 1 PU 1 sends b_1,b_2 to 0 and b_0,b_1 to 2.
 #include "collplan/algorithms/allgather/gossip_common.hpp"
 #include "collplan/algorithms/allgather/gossip_tune.hpp"

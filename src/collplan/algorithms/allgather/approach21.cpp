@@ -10,7 +10,8 @@
 //                on whole rows (colour 1 the other way round).
 // Cost:          T'_21 = 2 r log_3 n + (n/2) log_3 n + floor(n/2)(r + n/2) units on an n x n torus (Lemma 6, half
 //                transfer per colour).
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:3x3: step 0 the row ends send their colour-0 half to the middle PU, step 1 it sends back
 //                what each lacks, step 2 the columns exchange their rows (colour 1 mirrored).
 #include "collplan/algorithms/allgather/gossip_common.hpp"

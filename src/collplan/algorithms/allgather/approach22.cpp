@@ -8,7 +8,8 @@
 //                columns first.
 // Rounds:        2 ceil(log_3 n0) + 2 ceil(log_3 n1) steps.
 // Cost:          T'_22 = 2 (2 r + n/2) log_3 n + ... ~ (4 r + n (n+1)/2) log_3 n units on an n x n torus (Lemma 6).
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       mesh:3x3: concentrate each row's colour 0 in its middle PU (1 step), disseminate (1 step), then
 //                the same along the columns with whole rows.
 #include "collplan/algorithms/allgather/gossip_common.hpp"

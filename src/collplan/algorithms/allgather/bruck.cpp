@@ -31,8 +31,8 @@ void rotate_into_out(RankBuilder& b, uint32_t P, uint32_t r) {
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
     const auto uP = static_cast<uint32_t>(P);
-    Schedule s(Collective::allgather, P, 1, uP, uP);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::allgather, P, 1, uP, uP, p.only_rank);
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         if (P == 1) {
             b.copy({Segment(Buf::in, 0, 1)}, {Segment(Buf::out, 0, 1)});

@@ -17,7 +17,8 @@
 // Cost:          T_cg = T_con(n/a) + floor(a/2) (r + n/a) + ceil(log_b(n/a)) floor((b+k-1)/2) (r + n/k) units of
 //                l t_l, with T_con(L) = sum_h (r + 3^(h-1)) (Lemma 5 with the rounding of the construction).
 //                circgos(n, n, .) is approach 1; circgos(n, 3, 3, 1) saves one step of r + n over approach 2.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       ring:9, a=3, b=3, k=1: PUs 1, 4, 7 concentrate {0,1,2}, {3,4,5}, {6,7,8} (1 step), exchange their
 //                triples both ways (1 step), then feed their neighbours 0, 2, 3, 5, 6, 8 with all 9 blocks (1 step).
 #include "collplan/algorithms/allgather/gossip_common.hpp"

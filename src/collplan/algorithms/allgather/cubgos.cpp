@@ -20,7 +20,8 @@
 // Cost:          T_cg = T_con(n/a) + floor(a/2)(d r + n/a + n + n a + ... + n a^(d-2)) + sum over rounds of
 //                floor((b+k-1)/2)(r + m/k) + sum_i floor(b/2)(r + m b^(i-1)), m = a bridgehead's data (Lemma 9;
 //                transfer terms divided by d with d colours, Theorem 4).
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:3x3x3, a=3 (g=1), colours=1: every PU is a bridgehead: rows gossip (1 step), then along x1 with rows of
 //                3 blocks (1 step), then along x2 with planes of 9 blocks (1 step) -- approach 111.
 #include "collplan/algorithms/allgather/gossip_common.hpp"

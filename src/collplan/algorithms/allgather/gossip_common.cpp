@@ -77,10 +77,13 @@ std::vector<RankSet> RankSet::split(int parts) const {
 }
 
 // ---- Builder ------------------------------------------------------------------------------------------------
-Builder::Builder(int ranks, int chunks, bool oneport) : ranks_(ranks), chunks_(chunks), oneport_(oneport) {}
+Builder::Builder(int ranks, int chunks, bool oneport, int only_rank)
+    : ranks_(ranks), chunks_(chunks), oneport_(oneport), only_rank_(only_rank),
+      keep_all_(only_rank == Schedule::kAllRanks || oneport) {}
 
 void Builder::transfer(int step, int from, int to, int chunk, const RankSet& data, int send_port, int recv_port) {
     if (data.empty() || from == to) return;
+    if (!keep_all_ && from != only_rank_ && to != only_rank_) return;
     data_.push_back(data);
     transfers_.push_back({step, from, to, chunk, send_port, recv_port, static_cast<uint32_t>(data_.size() - 1)});
 }
@@ -113,19 +116,19 @@ void Builder::assign_slots(std::vector<Transfer>& ts) const {
 
 Schedule Builder::build() const {
     const int P = ranks_, C = chunks_;
-    Schedule s(Collective::allgather, P, static_cast<uint32_t>(C), static_cast<uint32_t>(P * C), 0);
+    Schedule s(Collective::allgather, P, static_cast<uint32_t>(C), static_cast<uint32_t>(P * C), 0, only_rank_);
     std::vector<Transfer> ts = transfers_;
     if (oneport_) assign_slots(ts);
-    std::vector<std::vector<const Transfer*>> mine(static_cast<size_t>(P));
-    for (const Transfer& t : ts) {
-        mine[t.from].push_back(&t);
-        mine[t.to].push_back(&t);
-    }
-    for (int r = 0; r < P; ++r) {
+    const int first = s.whole() ? 0 : only_rank_;  // rank r's transfers are mine[r - first]
+    std::vector<std::vector<const Transfer*>> mine(s.whole() ? static_cast<size_t>(P) : 1);
+    for (const Transfer& t : ts)
+        for (int r : {t.from, t.to})
+            if (s.holds(r)) mine[r - first].push_back(&t);
+    for (size_t i = 0; i < mine.size(); ++i) {
         auto key = [](const Transfer* t) { return std::make_tuple(t->step, t->slot, t); };
-        std::sort(mine[r].begin(), mine[r].end(),
+        std::sort(mine[i].begin(), mine[i].end(),
                   [&](const Transfer* x, const Transfer* y) { return key(x) < key(y); });
-        emit(s, r, mine[r]);
+        emit(s, first + static_cast<int>(i), mine[i]);
     }
     return s;
 }

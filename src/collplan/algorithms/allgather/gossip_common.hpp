@@ -47,10 +47,13 @@ private:
     std::vector<std::pair<int, int>> runs_;
 };
 
-// Collects step-stamped transfers and turns them into an allgather Schedule.
+// Collects step-stamped transfers and turns them into an allgather Schedule. With only_rank >= 0 it builds that
+// rank's program alone, but the routines still run on every line (what a rank holds and the step numbers depend
+// on the whole gossip): one rank costs the whole gossip's time and the P rank sets it carries; all-port only the
+// rank's own transfers are kept, oneport all of them (the slot colouring is global).
 class Builder {
 public:
-    Builder(int ranks, int chunks, bool oneport);
+    Builder(int ranks, int chunks, bool oneport, int only_rank);
     // `chunk` selects the out blocks (r*chunks + chunk for each rank r of data). Empty data is ignored.
     void transfer(int step, int from, int to, int chunk, const RankSet& data, int send_port, int recv_port);
     Schedule build() const;
@@ -67,6 +70,8 @@ private:
     void emit(Schedule& s, int rank, const std::vector<const Transfer*>& mine) const;
     int ranks_, chunks_;
     bool oneport_;
+    int only_rank_;
+    bool keep_all_;  // keep every transfer, not only only_rank_'s
     std::vector<Transfer> transfers_;
     std::vector<RankSet> data_;
 };

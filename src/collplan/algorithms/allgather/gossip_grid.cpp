@@ -45,7 +45,7 @@ Schedule highdimgos(const Problem& p, const std::vector<PhaseChoice>& phases, in
     const Topology& t = p.topology;
     const int d = grid_dims(t), P = p.ranks;
     const int classes = node_colours ? 2 : colours;
-    Builder b(P, node_colours ? 1 : colours, oneport);
+    Builder b(P, node_colours ? 1 : colours, oneport, p.only_rank);
     for (int cl = 0; cl < classes; ++cl) {
         std::vector<RankSet> hold(static_cast<size_t>(P));
         for (int r = 0; r < P; ++r)
@@ -178,7 +178,7 @@ std::string diagonal_applies(const Topology& t, const DiagParams& p) {
 Schedule diagonal_gossip(const Problem& p, const DiagParams& d) {
     const Topology& t = p.topology;
     const int dims = grid_dims(t);
-    Builder b(p.ranks, d.colours, d.oneport);
+    Builder b(p.ranks, d.colours, d.oneport, p.only_rank);
     const Diagonal dg{t, d.sum_diagonal};
     const int g0 = initial_spacing(t, d.a);
     for (int c = 0; c < d.colours; ++c) {

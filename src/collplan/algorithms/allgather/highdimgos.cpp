@@ -9,7 +9,8 @@
 //                (every PU of the line holds the data of an n^f sub-array), so after phase d-1 every PU holds all.
 // Cost:          T_hdg = sum_f T'_alg(n_f, r) with the transfer unit of phase f multiplied by n_0 ... n_(f-1); with
 //                approach 1 everywhere sum_f floor(n/2)(r + n^f). Uniaxial: one axis busy at a time.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:3x3, algs=1: phase 0: every row runs approach 1 on single blocks (1 step); phase 1: every
 //                column runs approach 1 on its PUs' rows of 3 blocks (1 step).
 #include "collplan/algorithms/allgather/gossip_common.hpp"

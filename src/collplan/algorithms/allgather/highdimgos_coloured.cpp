@@ -10,7 +10,8 @@
 // Cost:          the startup time of highdimgos, the transfer time divided by d: e.g. approach 11 on an n x n torus
 //                2 floor(n/2) r + floor(n/2)(1 + n)/2 units (Lemma 6). With sides of different length the colours'
 //                phases overlap on one axis and share its ports.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:3x3, algs=1: colour 0 runs rows then columns and colour 1 columns then rows, each on
 //                half-blocks; steps 0 and 1 each carry both colours.
 #include "collplan/algorithms/allgather/gossip_common.hpp"

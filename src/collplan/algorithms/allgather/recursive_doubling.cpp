@@ -18,8 +18,8 @@ bool is_power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
-    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         b.copy({Segment(Buf::in, 0, 1)}, {Segment(Buf::out, static_cast<uint32_t>(r), 1)});
         for (int mask = 1; mask < P; mask <<= 1) {

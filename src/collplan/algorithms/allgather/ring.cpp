@@ -17,8 +17,8 @@ namespace {
 
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
-    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::allgather, P, 1, static_cast<uint32_t>(P), 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         b.copy({Segment(Buf::in, 0, 1)}, {Segment(Buf::out, static_cast<uint32_t>(r), 1)});
         const int right = (r + 1) % P, left = (r - 1 + P) % P;

@@ -18,7 +18,8 @@
 // Cost:          T_tg = T_con(n/a) + floor(a/2)(2r + n/a + n) + sum over rounds of floor((b+k-1)/2)(r + m/k) +
 //                floor(b/2)(r + m), m = the data of a bridgehead (Lemma 7; divided by 2 in the transfer terms with
 //                two colours). On a mesh the gossips take a-1 and b-1 steps.
-// Memory:        no scratch; works in the output buffer.
+// Memory:        no scratch; works in the output buffer. One rank's program still runs the whole gossip
+//                (every line's transfers; see gossip_common.hpp).
 // Example:       torus:4x4, a=2, b=2, k=1, colours=1: bridgeheads (0,0),(2,0),(1,1),(3,1),(0,2),..; step 0 each
 //                row's pairs concentrate, step 1 the two bridgeheads of a row exchange pairs, step 2 those of a
 //                column exchange rows, then one round: step 3 every bridgehead sends its two rows to its new row

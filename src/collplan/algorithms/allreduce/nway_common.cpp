@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <ranges>
 #include <tuple>
 
 namespace collplan::nway {
@@ -203,6 +204,11 @@ Segment tmp(uint32_t block) { return Segment(Buf::tmp, block, 1); }
 
 int peer(int r, int64_t offset, int P) { return static_cast<int>(((r + offset) % P + P) % P); }
 
+// The ranks a generator builds: 0..P-1, or only_rank alone (Problem::build_ranks for the model's callers).
+auto build_ranks(int P, int only_rank) {
+    return only_rank == Schedule::kAllRanks ? std::views::iota(0, P) : std::views::iota(only_rank, only_rank + 1);
+}
+
 // tmp of the adapted schedule: receive slots, then the kept prefixes, then the rest accumulator (keep).
 struct Layout {
     uint32_t slots = 0;
@@ -306,11 +312,10 @@ Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank) {
         throw Error("takeout=none cannot follow a plan that takes out " + std::to_string(plan.last.takeout) +
                     " contributions");
     const Layout L(plan, t);
-    Schedule s(Collective::allreduce, P, 1, 1, L.blocks);
+    Schedule s(Collective::allreduce, P, 1, 1, L.blocks, only_rank);
     s.needs_commutative = true;  // windows wrap around P - 1 -> 0
     s.needs_inverse = t == TakeOut::inverse && plan.last.takeout > 0;
-    for (int r = 0; r < P; ++r) {
-        if (only_rank >= 0 && r != only_rank) continue;
+    for (int r : build_ranks(P, only_rank)) {
         RankBuilder b(s, r);
         b.copy({kIn}, {kOut});
         if (P == 1) continue;
@@ -322,11 +327,10 @@ Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank) {
 
 Schedule plain_schedule(int P, int n, int only_rank) {
     const Geometry g = geometry(P, n);
-    Schedule s(Collective::allreduce, P, 1, 1, P == 1 ? 0 : static_cast<uint32_t>(n));
+    Schedule s(Collective::allreduce, P, 1, 1, P == 1 ? 0 : static_cast<uint32_t>(n), only_rank);
     s.needs_commutative = true;
     s.idempotent_only = true;
-    for (int r = 0; r < P; ++r) {
-        if (only_rank >= 0 && r != only_rank) continue;
+    for (int r : build_ranks(P, only_rank)) {
         RankBuilder b(s, r);
         b.copy({kIn}, {kOut});
         int64_t step = 1;
@@ -346,10 +350,9 @@ Schedule plain_schedule(int P, int n, int only_rank) {
 
 Schedule contributions_schedule(int P, int n, int only_rank) {
     const Geometry g = geometry(P, n);
-    Schedule s(Collective::allreduce, P, 1, 1, static_cast<uint32_t>(P));
+    Schedule s(Collective::allreduce, P, 1, 1, static_cast<uint32_t>(P), only_rank);
     s.rank_consistent = true;
-    for (int r = 0; r < P; ++r) {
-        if (only_rank >= 0 && r != only_rank) continue;
+    for (int r : build_ranks(P, only_rank)) {
         RankBuilder b(s, r);
         b.copy({kIn}, {tmp(0)});
         int64_t held = 1;  // tmp[0 .. held) = x_r, x_{r-1}, ...

@@ -77,13 +77,14 @@ Plan make_plan(int P, int n, TakeOut t);
 // s - 1), make_plan keeps the first in five_tuples() order, which lists the base border first.
 Plan plan_for_tuple(int P, int n, const FiveTuple& t);
 
-// The generators. only_rank >= 0 builds that rank's program only (the others stay empty; for the model).
-Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank = -1);
-Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank = -1);  // t must allow the plan's take-out
-Schedule plain_schedule(int P, int n, int only_rank = -1);
+// The generators. only_rank >= 0 builds a schedule that holds that rank's program only (the runtime, the model).
+Schedule adapted_schedule(int P, int n, TakeOut t, int only_rank = Schedule::kAllRanks);
+// t must allow the plan's take-out.
+Schedule adapted_schedule(const Plan& plan, TakeOut t, int only_rank = Schedule::kAllRanks);
+Schedule plain_schedule(int P, int n, int only_rank = Schedule::kAllRanks);
 // forward=contributions: the dissemination rounds forward the individual contributions (Bruck's concatenation
 // on n ports; tmp[d] holds x_{p-d}) and every rank reduces x_0 (+) x_1 (+) ... (+) x_{P-1} left to right:
 // rank-consistent and exact for non-commutative operations. See nway_dissemination.cpp.
-Schedule contributions_schedule(int P, int n, int only_rank = -1);
+Schedule contributions_schedule(int P, int n, int only_rank = Schedule::kAllRanks);
 
 }  // namespace collplan::nway

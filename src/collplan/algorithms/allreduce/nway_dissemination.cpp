@@ -43,6 +43,7 @@
 //                model/dissemination.hpp, nway_contributions_cost().
 // Memory:        tmp of max(n, m_k) receive blocks + one per kept prefix (+1 rest accumulator with keep);
 //                one segment: in = out = 1 block (the whole vector). forward=contributions: tmp of P blocks (P n_bytes).
+//                One rank's program is built alone; the last-round plan is global, its fallback O(P) time and memory.
 // Example:       P = 8, n = 2 (k = 2, W = 3): 5-tuple (s=2, l_snd=1, l_rcv=B, j_snd=1): round 1 rank 0 gets
 //                x7, x6; round 2 it gets x5 (+) x4 (+) x3 from rank 5 and only x2 (+) x1 from rank 2, which
 //                kept that prefix in round 1 -- no x0 twice (the paper's Figure 1). P = 9: plain rounds.
@@ -84,7 +85,8 @@ Schedule generate(const Problem& p) {
     const bool contributions = forwards_contributions(p);
     const nway::TakeOut t = nway::parse_takeout(p.params.text("takeout"));
     const int n = radix(p, contributions, t);
-    return contributions ? nway::contributions_schedule(p.ranks, n) : nway::adapted_schedule(p.ranks, n, t);
+    return contributions ? nway::contributions_schedule(p.ranks, n, p.only_rank)
+                         : nway::adapted_schedule(p.ranks, n, t, p.only_rank);
 }
 
 std::vector<std::map<std::string, std::string>> sweep() {

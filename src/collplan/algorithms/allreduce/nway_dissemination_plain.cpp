@@ -32,7 +32,9 @@ const Registration reg{{
     .source = "End, Yahyapour, Simmendinger, Alrutz (INFOCOMP 2015), sec. III; Hoefler et al. (IPDPS 2006)",
     .params = {{"n", ParamKind::integer, "2", 1, 64, "radix: messages per round"}},
     .applies = [](const Problem&) { return std::string(); },
-    .generate = [](const Problem& p) { return nway::plain_schedule(p.ranks, static_cast<int>(p.params.integer("n"))); },
+    .generate = [](const Problem& p) {
+        return nway::plain_schedule(p.ranks, static_cast<int>(p.params.integer("n")), p.only_rank);
+    },
     .default_topologies = {"full"},
     .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "4"}}, {{"n", "5"}}, {{"n", "6"}}, {{"n", "7"}}},
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },

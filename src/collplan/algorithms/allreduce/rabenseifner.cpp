@@ -81,10 +81,10 @@ void build_rank(Schedule& s, const Fold& f, int r) {
 Schedule generate(const Problem& p) {
     const Fold f(p.ranks);
     const auto S = static_cast<uint32_t>(f.pof2);
-    Schedule s(Collective::allreduce, p.ranks, S, S, S);
+    Schedule s(Collective::allreduce, p.ranks, S, S, S, p.only_rank);
     s.needs_commutative = false;
     s.rank_consistent = true;
-    for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
+    for (int r : p.build_ranks()) build_rank(s, f, r);
     return s;
 }
 

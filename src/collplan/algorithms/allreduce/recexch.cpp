@@ -87,10 +87,10 @@ void build_rank(Schedule& s, const Fold& f, int r) {
 
 Schedule generate(const Problem& p) {
     const Fold f(p.ranks, static_cast<int>(p.params.integer("k")));
-    Schedule s(Collective::allreduce, p.ranks, 1, 1, static_cast<uint32_t>(f.k - 1));
+    Schedule s(Collective::allreduce, p.ranks, 1, 1, static_cast<uint32_t>(f.k - 1), p.only_rank);
     s.needs_commutative = false;
     s.rank_consistent = true;
-    for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
+    for (int r : p.build_ranks()) build_rank(s, f, r);
     return s;
 }
 

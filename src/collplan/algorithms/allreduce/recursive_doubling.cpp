@@ -39,11 +39,11 @@ void build_rank(Schedule& s, const Fold& f, int r) {
 }
 
 Schedule generate(const Problem& p) {
-    Schedule s(Collective::allreduce, p.ranks, 1, 1, 1);
+    Schedule s(Collective::allreduce, p.ranks, 1, 1, 1, p.only_rank);
     s.needs_commutative = false;
     s.rank_consistent = true;  // both partners compute (lower interval) (+) (upper interval)
     const Fold f(p.ranks);
-    for (int r = 0; r < p.ranks; ++r) build_rank(s, f, r);
+    for (int r : p.build_ranks()) build_rank(s, f, r);
     return s;
 }
 

@@ -41,10 +41,10 @@ void build_rank(Schedule& s, int r) {
 
 Schedule generate(const Problem& p) {
     const auto S = static_cast<uint32_t>(p.ranks);
-    Schedule s(Collective::allreduce, p.ranks, S, S, 1);
+    Schedule s(Collective::allreduce, p.ranks, S, S, 1, p.only_rank);
     s.needs_commutative = true;
     s.rank_consistent = true;
-    for (int r = 0; r < p.ranks; ++r) build_rank(s, r);
+    for (int r : p.build_ranks()) build_rank(s, r);
     return s;
 }
 

@@ -27,7 +27,7 @@
 // Cost:          G (alpha + m beta) with 4 ports, G = number of groups; ideal (busiest directed link / link
 //                bandwidth): even k x k torus k^3/8 m beta, odd k x k torus k (k^2 - 1)/8 m beta
 //                (link_loads() of this schedule; equal to the bisection lower bound of lower_bound_s)
-// Memory:        no scratch; P (2P - 1) ops.
+// Memory:        no scratch; P (2P - 1) ops, 2P - 1 per rank.
 // Example:       torus:3x3, rank 0 at (0,0): copy in[0] -> out[0]; group (1,0): send to the nodes at (1,0), (0,1),
 //                (2,0), (0,2) on ports 0..3 and receive from the same four; group (1,1): (1,1), (2,1), (2,2), (1,2).
 #include <algorithm>
@@ -207,8 +207,8 @@ Schedule generate(const Problem& p) {
     sort_groups(groups, order);
     const int P = p.ranks;
     const auto uP = static_cast<uint32_t>(P);
-    Schedule sched(Collective::alltoall, P, uP, uP, 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule sched(Collective::alltoall, P, uP, uP, 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         sched.program_mut(r).ops.reserve(2 * static_cast<size_t>(P) - 1);
         RankBuilder b(sched, r);
         b.copy({Segment(Buf::in, static_cast<uint32_t>(r), 1)}, {Segment(Buf::out, static_cast<uint32_t>(r), 1)});

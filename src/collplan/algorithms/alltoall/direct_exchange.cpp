@@ -9,7 +9,7 @@
 //                last step. Every block travels exactly once: the least volume, the most start-ups.
 // Cost:          (2^d - 1)(lambda + m tau + delta) + Q(d)   [circuit model, sec. 2.2; the analytic estimate equals
 //                it while the local copy m rho fits in one step]
-// Memory:        no scratch; P (2P - 1) ops plus one barrier per rank.
+// Memory:        no scratch; P (2P - 1) ops plus one barrier per rank (2P per rank).
 // Example:       d = 2, rank 1: barrier; step 1: send in[0] to 0, recv out[0]; step 2: send in[3] to 3, recv
 //                out[3]; step 3: send in[2] to 2, recv out[2], copy in[1] -> out[1].
 #include "collplan/algorithms/alltoall/exchange_common.hpp"
@@ -24,7 +24,7 @@ const Registration reg{{
     .source = "Nicol & Bokhari (SIGMETRICS 1994) sec. 2.2",
     .params = {exchange::barrier_param()},
     .applies = exchange::needs_power_of_two,
-    .generate = [](const Problem& p) { return exchange::direct_exchange(p.ranks, p.params.integer("barrier") != 0); },
+    .generate = [](const Problem& p) { return exchange::direct_exchange(p, p.params.integer("barrier") != 0); },
     .default_topologies = {"hypercube", "full"},
     .sweep_params = {{{"barrier", "1"}}, {{"barrier", "0"}}},
 }};

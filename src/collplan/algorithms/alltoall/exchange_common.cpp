@@ -69,10 +69,11 @@ ParamSpec barrier_param() {
             "1: a global barrier before every phase (the paper's Q(d), needed by the iPSC/860's FORCED messages)"};
 }
 
-Schedule direct_exchange(int P, bool barrier) {
+Schedule direct_exchange(const Problem& p, bool barrier) {
+    const int P = p.ranks;
     const auto uP = static_cast<uint32_t>(P);
-    Schedule s(Collective::alltoall, P, uP, uP, 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::alltoall, P, uP, uP, 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         const auto ur = static_cast<uint32_t>(r);
         if (barrier && P > 1) b.barrier();
@@ -87,12 +88,12 @@ Schedule direct_exchange(int P, bool barrier) {
     return s;
 }
 
-Schedule multiphase(int P, std::span<const int> partition, bool barrier) {
-    const int d = cube_dimension(P);
+Schedule multiphase(const Problem& p, std::span<const int> partition, bool barrier) {
+    const int P = p.ranks, d = cube_dimension(P);
     const auto uP = static_cast<uint32_t>(P);
-    Schedule s(Collective::alltoall, P, uP, uP, 2 * uP);
+    Schedule s(Collective::alltoall, P, uP, uP, 2 * uP, p.only_rank);
     const size_t k = partition.size();
-    for (int r = 0; r < P; ++r) {
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         if (k == 0) b.copy({Segment(Buf::in, 0, 1)}, {Segment(Buf::out, 0, 1)});  // P = 1
         Area cur{Buf::in, 0};

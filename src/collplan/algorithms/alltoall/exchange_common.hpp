@@ -17,11 +17,11 @@ ParamSpec barrier_param();
 
 // Direct Exchange: [barrier], then steps k = 1..P-1 with partner r XOR k (send in[r^k], receive out[r^k]); the
 // local block in[r] -> out[r] is copied during the last step.
-Schedule direct_exchange(int P, bool barrier);
+Schedule direct_exchange(const Problem& p, bool barrier);
 
 // Multiphase Complete Exchange: phase i spans the next partition[i] rank bits from the top (bit d-1 first). Each
 // phase: [barrier], a Direct Exchange of the "effective blocks" (2^(d-d_i) consecutive blocks) inside the subcube,
 // then one copy of all P blocks (the shuffle) that restores the Standard-Exchange order. Scratch: tmp of 2P blocks.
-Schedule multiphase(int P, std::span<const int> partition, bool barrier);
+Schedule multiphase(const Problem& p, std::span<const int> partition, bool barrier);
 
 }  // namespace collplan::exchange

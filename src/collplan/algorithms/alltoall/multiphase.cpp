@@ -48,7 +48,7 @@ std::string applies(const Problem& p) {
 }
 
 Schedule generate(const Problem& p) {
-    return exchange::multiphase(p.ranks, partition_of(p), p.params.integer("barrier") != 0);
+    return exchange::multiphase(p, partition_of(p), p.params.integer("barrier") != 0);
 }
 
 // Every partition of the threshold table (under the query's model) that is optimal somewhere in the size range.

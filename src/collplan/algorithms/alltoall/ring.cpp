@@ -9,7 +9,7 @@
 // Rounds:        P - 1; step k = 1..P-1 is one group: send in[(r + k) mod P] to (r + k) mod P, receive
 //                out[(r - k) mod P] from (r - k) mod P. The local block in[r] -> out[r] is copied in step 1.
 // Cost:          (P - 1) (alpha + m beta)   [Hockney; link contention is the simulators' business]
-// Memory:        no scratch; P (2P - 1) ops.
+// Memory:        no scratch; P (2P - 1) ops, 2P - 1 per rank.
 // Example:       P = 3, rank 0: copy in[0] -> out[0]; step 1: send in[1] to 1, recv out[2] from 2;
 //                step 2: send in[2] to 2, recv out[1] from 1.
 #include "collplan/algorithms/registry.hpp"
@@ -20,8 +20,8 @@ namespace {
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
     const auto uP = static_cast<uint32_t>(P);
-    Schedule s(Collective::alltoall, P, uP, uP, 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::alltoall, P, uP, uP, 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         RankProgram& prog = s.program_mut(r);
         prog.ops.reserve(2 * static_cast<size_t>(P) - 1);
         prog.segs.reserve(2 * static_cast<size_t>(P));

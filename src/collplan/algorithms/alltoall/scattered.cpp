@@ -10,7 +10,7 @@
 //                load over the receivers); the batch ends with a wait for all of them.
 // Cost:          ceil(P/b) batches of up to b messages; with one port (P - 1)(alpha + m beta)   [Hockney], with
 //                k >= b ports ceil(P/b) (alpha + m beta)
-// Memory:        no scratch; P (2P - 1) ops.
+// Memory:        no scratch; P (2P - 1) ops, 2P - 1 per rank.
 // Example:       P = 3, b = 2, rank 0: batch 0: copy in[0] -> out[0], recv out[1] from 1, send in[2] to 2;
 //                batch 1: recv out[2] from 2, send in[1] to 1.
 #include <algorithm>
@@ -24,8 +24,8 @@ Schedule generate(const Problem& p) {
     const int P = p.ranks;
     const long long b = p.params.integer("batch") == 0 ? P : p.params.integer("batch");
     const auto uP = static_cast<uint32_t>(P);
-    Schedule s(Collective::alltoall, P, uP, uP, 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::alltoall, P, uP, uP, 0, p.only_rank);
+    for (int r : p.build_ranks()) {
         s.program_mut(r).ops.reserve(2 * static_cast<size_t>(P) - 1);
         RankBuilder rb(s, r);
         for (long long start = 0; start < P; start += b) {

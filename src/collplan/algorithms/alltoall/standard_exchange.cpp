@@ -20,7 +20,7 @@ namespace {
 
 Schedule generate(const Problem& p) {
     const std::vector<int> ones(static_cast<size_t>(exchange::cube_dimension(p.ranks)), 1);
-    return exchange::multiphase(p.ranks, ones, p.params.integer("barrier") != 0);
+    return exchange::multiphase(p, ones, p.params.integer("barrier") != 0);
 }
 
 const Registration reg{{

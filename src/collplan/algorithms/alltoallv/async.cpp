@@ -9,7 +9,8 @@
 // Cost:          no scheduling cost. With one receive port per node, at least
 //                max_i (messages of row i or column i) * alpha + max(row, column units) m beta; the order in which
 //                the ports serve the messages (the estimate: first come, first served) adds the contention.
-// Memory:        no scratch; one op per message at each end (2 * nnz(COM) ops in all).
+// Memory:        no scratch; one op per message at each end (2 * nnz(COM) ops in all). One rank's program: its
+//                row's and column's messages, but it replays the shuffles of the ranks before it (O(r P) reads).
 // Example:       P = 3, COM = [[0,2,0],[1,0,3],[0,4,0]]: rank 1 posts recv from 0 (2 units) and from 2
 //                (4 units), then sends to 0 (1 unit) and 2 (3 units) in a seeded random order.
 #include "collplan/algorithms/alltoallv/unstructured_common.hpp"
@@ -20,19 +21,23 @@ namespace {
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
     alltoallv::Rng rng(static_cast<uint64_t>(p.params.integer("seed")));
-    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
-    for (int r = 0; r < P; ++r) {
+    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0, p.only_rank);
+    auto destinations = [&](int r) {  // row r's destinations in the seeded random order
+        std::vector<int> dsts;
+        for (int q = 0; q < P; ++q)
+            if (q != r && p.matrix[static_cast<size_t>(r) * P + q]) dsts.push_back(q);
+        rng.shuffle(dsts);
+        return dsts;
+    };
+    // One random stream for all ranks: a rank's order depends on the shuffles of the ranks before it.
+    for (int r = 0, first = *p.build_ranks().begin(); r < first; ++r) destinations(r);
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         alltoallv::copy_diagonal(b, p, r);
-        std::vector<int> dsts;
-        for (int q = 0; q < P; ++q) {
-            if (q == r) continue;
-            if (const uint64_t u = p.matrix[static_cast<size_t>(q) * P + r])
+        for (int q = 0; q < P; ++q)
+            if (const uint64_t u = p.matrix[static_cast<size_t>(q) * P + r]; u && q != r)
                 b.recv(q, 0, std::vector<Segment>{Segment(Buf::out, static_cast<uint32_t>(q), 1)}, {}, u);
-            if (p.matrix[static_cast<size_t>(r) * P + q]) dsts.push_back(q);
-        }
-        rng.shuffle(dsts);
-        for (int q : dsts)
+        for (int q : destinations(r))
             b.send(q, 0, std::vector<Segment>{Segment(Buf::in, static_cast<uint32_t>(q), 1)}, {},
                    p.matrix[static_cast<size_t>(r) * P + q]);
     }

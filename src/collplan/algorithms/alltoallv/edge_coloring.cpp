@@ -12,7 +12,8 @@
 //                both. Colour c is phase c. Deterministic (no seed).
 // Cost:          sum over the Delta phases of (alpha + largest message of the phase * beta). Scheduling:
 //                O(nnz * P) in the worst case (one alternating path per edge).
-// Memory:        two P x Delta colour tables.
+// Memory:        two P x Delta colour tables. One rank's program still colours the whole graph (O(nnz * P)
+//                worst case) and keeps only its own messages.
 // Example:       Table 1 of the paper (8 x 8, rows send 3 to 5 messages, column 2 receives 5): Delta = 5
 //                phases, where RS_N needs about 5 + log 5.
 #include <algorithm>

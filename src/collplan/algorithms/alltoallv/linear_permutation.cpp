@@ -17,15 +17,51 @@
 
 namespace collplan {
 
+namespace {
+
+bool is_power_of_two(int P) { return (P & (P - 1)) == 0; }
+// Rank i's destination in phase k (its source in phase k is the rank whose destination it is).
+int destination(int P, bool pow2, int i, int k) { return pow2 ? i ^ k : (i + k) % P; }
+int source(int P, bool pow2, int i, int k) { return pow2 ? i ^ k : (i - k + P) % P; }
+
+// The schedule of plan_linear_permutation, built rank by rank: O(P) per rank instead of the whole plan.
+Schedule generate(const Problem& p) {
+    const int P = p.ranks;
+    const bool pow2 = is_power_of_two(P);
+    const auto at = [&](int i, int j) { return p.matrix[static_cast<size_t>(i) * P + j]; };
+    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0, p.only_rank);
+    for (int r : p.build_ranks()) {
+        RankBuilder b(s, r);
+        alltoallv::copy_diagonal(b, p, r);
+        for (int k = 1; k < P; ++k) {
+            const int to = destination(P, pow2, r, k), from = source(P, pow2, r, k);
+            const uint64_t send = at(r, to), recv = at(from, r);
+            if (!send && !recv) continue;
+            b.fence();
+            const Segment data(Buf::in, static_cast<uint32_t>(to), 1), into(Buf::out, static_cast<uint32_t>(from), 1);
+            const auto receive = [&] {
+                if (recv) b.recv(from, 0, std::span(&into, 1), {}, recv);
+            };
+            // phased_schedule's order: a phase lists its transfers by source rank, from's before r's or after
+            if (from < r) receive();
+            if (send) b.send(to, 0, std::span(&data, 1), {}, send);
+            if (from > r) receive();
+        }
+    }
+    return s;
+}
+
+}  // namespace
+
 alltoallv::PhasePlan alltoallv::plan_linear_permutation(std::span<const uint64_t> m, int P) {
     if (std::string why = check_matrix(m, P); !why.empty()) throw Error(why);
-    const bool pow2 = (P & (P - 1)) == 0;
+    const bool pow2 = is_power_of_two(P);
     PhasePlan plan;
     plan.work = static_cast<uint64_t>(P > 1 ? P - 1 : 0);  // one partner computation per step and rank
     for (int k = 1; k < P; ++k) {
         Phase phase;
         for (int i = 0; i < P; ++i) {
-            const int j = pow2 ? (i ^ k) : (i + k) % P;
+            const int j = destination(P, pow2, i, k);
             if (const uint64_t u = m[static_cast<size_t>(i) * P + j]) phase.push_back({i, j, u});
         }
         plan.phases.push_back(std::move(phase));
@@ -42,9 +78,7 @@ const Registration reg{{
     .source = "Wang, Lin, Ranka, Distributed scheduling of unstructured collective communication on the CM-5 (1993), sec. 3.2",
     .params = {},
     .applies = alltoallv::applies_matrix,
-    .generate = [](const Problem& p) {
-        return alltoallv::phased_schedule(p, alltoallv::plan_linear_permutation(p.matrix, p.ranks));
-    },
+    .generate = generate,
 }};
 
 }  // namespace

@@ -12,7 +12,8 @@
 //                still free in this phase. Nothing is split. Randomness from the parameter seed.
 // Cost:          sum over phases of (alpha + largest message of the phase * beta); no node contention.
 //                Scheduling: O(P ln d + P) per phase on every rank (work = entries probed).
-// Memory:        the compressed matrix, nnz(COM) entries; no scratch buffer.
+// Memory:        the compressed matrix, nnz(COM) entries; no scratch buffer. One rank's program still computes
+//                the whole plan (every rank's phases, O(nnz) transfers) and keeps only its own messages.
 // Example:       COM with rows 0: {1, 2}, 1: {0, 2}, 2: {0, 1}: e.g. phase 1 {0->1, 1->2, 2->0},
 //                phase 2 {0->2, 1->0, 2->1} (which one depends on the seed).
 #include <algorithm>

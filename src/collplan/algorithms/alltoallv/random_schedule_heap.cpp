@@ -15,7 +15,8 @@
 // Cost:          sum over phases of (alpha + C_t beta) with C_t at most the cut-off; more phases than RS_N when
 //                messages are split. Scheduling: heap operations, O(log d) each (work = probes + heap moves
 //                weighted by log2 of the heap size).
-// Memory:        one heap per rank (nnz of its row); no scratch buffer.
+// Memory:        one heap per rank (nnz of its row); no scratch buffer. One rank's program still computes the
+//                whole plan (every rank's heaps and phases, O(nnz) transfers) and keeps only its own messages.
 // Example:       row 0 holds {1: 40, 2: 4} units; phase 1 chooses 0->1 (40) alongside messages of 8 and 12 units
 //                (mean 20, cutoff_pct = 100: C = 20): 0->1 sends 20 units now, 20 later.
 #include <algorithm>

@@ -176,24 +176,25 @@ void copy_diagonal(RankBuilder& b, const Problem& p, int r) {
 
 Schedule phased_schedule(const Problem& p, const PhasePlan& plan) {
     const int P = p.ranks;
-    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0);
+    Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0, p.only_rank);
+    const int first = *p.build_ranks().begin();  // rank r's builder is b[r - first]
     std::vector<RankBuilder> b;
-    b.reserve(static_cast<size_t>(P));
-    for (int r = 0; r < P; ++r) {
+    b.reserve(p.build_ranks().size());
+    for (int r : p.build_ranks()) {
         b.emplace_back(s, r);
-        copy_diagonal(b[r], p, r);
+        copy_diagonal(b.back(), p, r);
     }
-    std::vector<size_t> opened(static_cast<size_t>(P), ~size_t{0});  // the last phase a rank opened a group for
+    std::vector<size_t> opened(b.size(), ~size_t{0});  // the last phase a rank opened a group for
     auto open = [&](int r, size_t t) -> RankBuilder& {
-        if (opened[r] != t) b[r].fence(), opened[r] = t;
-        return b[r];
+        const auto i = static_cast<size_t>(r - first);
+        if (opened[i] != t) b[i].fence(), opened[i] = t;
+        return b[i];
     };
     for (size_t t = 0; t < plan.phases.size(); ++t)
         for (const Transfer& x : plan.phases[t]) {
-            const std::vector<Segment> out{Segment(Buf::out, static_cast<uint32_t>(x.src), 1)};
-            const std::vector<Segment> in{Segment(Buf::in, static_cast<uint32_t>(x.dst), 1)};
-            open(x.dst, t).recv(x.src, 0, out, {}, x.units);
-            open(x.src, t).send(x.dst, 0, in, {}, x.units);
+            const Segment into(Buf::out, static_cast<uint32_t>(x.src), 1), data(Buf::in, static_cast<uint32_t>(x.dst), 1);
+            if (s.holds(x.dst)) open(x.dst, t).recv(x.src, 0, std::span(&into, 1), {}, x.units);
+            if (s.holds(x.src)) open(x.src, t).send(x.dst, 0, std::span(&data, 1), {}, x.units);
         }
     return s;
 }

@@ -5,8 +5,9 @@
 //   - a portable seeded random generator (std distributions differ between standard libraries: the same seed must
 //     give the same matrix and the same schedule everywhere);
 //   - phased plans: a list of phases, each a partial permutation (every rank sends at most one message and
-//     receives at most one), built into a Schedule with one group (fence) per phase. LP, RS_N, RS_NH and the
-//     edge colouring are plans; AC is not phased (async.cpp builds its own schedule).
+//     receives at most one), built into a Schedule with one group (fence) per phase. RS_N, RS_NH and the edge
+//     colouring are built from their plans; LP's plan has the same phases, but its generator builds each rank's
+//     program from the rank's partners alone; AC is not phased (async.cpp builds its own schedule).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -81,6 +82,7 @@ std::string check_plan(const PhasePlan& plan, std::span<const uint64_t> m, int P
 // The schedule of a plan: rank r copies in[r] -> out[r] when COM(r, r) > 0, then for every phase in which it takes
 // part opens a group with its recv (into out[src]) and its send (from in[dst]), each with the transfer's units.
 // A message split over several phases is sent as pieces of the same block (docs/schedule.md, "pieces").
+// With p.only_rank, that rank's program alone (the plan is still every rank's).
 Schedule phased_schedule(const Problem& p, const PhasePlan& plan);
 
 // Copies the diagonal block of rank r when it is non-empty.

@@ -39,7 +39,7 @@ std::vector<int> round_offsets(int P, int n, int64_t d) {
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
     const int n = static_cast<int>(p.params.integer("n"));
-    Schedule s(Collective::barrier, P, 0, 0, 0);
+    Schedule s(Collective::barrier, P, 0, 0, 0, p.only_rank);
     std::vector<std::vector<int>> rounds;
     int64_t d = 1;
     for (; d * (n + 1) < P; d *= n + 1) rounds.push_back(round_offsets(P, n, d));
@@ -48,7 +48,7 @@ Schedule generate(const Problem& p) {
         rounds.push_back(round_offsets(P, p.params.integer("adapt") ? std::min(n, needed) : n, d));
     }
     const std::span<const Segment> none;
-    for (int r = 0; r < P; ++r) {
+    for (int r : p.build_ranks()) {
         RankBuilder b(s, r);
         for (const auto& offs : rounds) {
             b.fence();
