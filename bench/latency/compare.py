@@ -10,6 +10,7 @@ A CONFIG is NAME=SPEC where SPEC is one of
   preload                     libcollplan_pmpi.so preloaded, no COLLPLAN_* variable (pass-through)
   env:VAR=VALUE[,VAR=VALUE]   preloaded with those variables, e.g. env:COLLPLAN_ALLREDUCE=recursive_doubling
   hand:ALG[:isend|sendrecv]   the hand-written algorithm of latency.c (-a ALG -p ...), no preload
+With more ranks than cores, OVERSUBSCRIBED's settings make waiting ranks yield (Open MPI) or sleep (MPICH).
 Rounds alternate the configurations (1, 2, ..., then again), so load bursts on a shared machine hit all alike;
 the figure is the best round (interference only adds time). The binary is compiled with the MPI's mpicc into
 build/latency/<abi>/latency; the library is build/cpp/lib/<abi>/libcollplan_pmpi.so (make test-cpp builds it).
@@ -27,6 +28,10 @@ TUNING = {  # as tests/conformance/run_conformance.py: shared memory only (Open 
     "openmpi": {"OMPI_MCA_btl": "self,sm", "OMPI_MCA_pml": "ob1"},
     "mpich": {},
 }
+OVERSUBSCRIBED = {  # more ranks than this machine's 2 cores: waiting ranks give their core away
+    "openmpi": {"OMPI_MCA_mpi_yield_when_idle": "1"},
+    "mpich": {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "1"},
+}
 
 
 def build(abi: str) -> Path:
@@ -39,7 +44,8 @@ def build(abi: str) -> Path:
 
 
 def run(abi: str, ranks: int, binary: Path, spec: str, args: list[str]) -> dict[int, float]:
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **TUNING[abi])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **TUNING[abi],
+               **(OVERSUBSCRIBED[abi] if ranks > (os.cpu_count() or 1) else {}))
     lib = ROOT / "build" / "cpp" / "lib" / abi / "libcollplan_pmpi.so"
     extra: list[str] = []
     pre: list[str] = []
