@@ -28,7 +28,16 @@ struct CommState {
         uint64_t last_use = 0;
     };
     std::vector<std::string> topologies;  // the communicator's own shape(s), tried first (pick_topology)
-    std::map<std::string, std::shared_ptr<const Schedule>> schedules;
+    // Schedules built (or refused) on this communicator, by algorithm, parameters, P and whole-or-own. Never
+    // evicted, and refusals are kept too: a rank may ask again later on its own (the PMPI library's decisions are
+    // cached per datatype, which may differ between ranks) and must then find the answer every rank agreed on,
+    // not build and agree alone. alltoallv's keys hold the count matrix, so they are kept apart and evicted: every
+    // alltoallv call asks on every rank, so every rank evicts alike.
+    struct Built {
+        std::shared_ptr<const Schedule> schedule;
+        std::string refusal;
+    };
+    std::map<std::string, Built> schedules, alltoallv_schedules;
     std::map<std::string, Entry> plans;
     uint64_t hits = 0, misses = 0;
 
@@ -164,18 +173,22 @@ std::string encode(const std::vector<uint64_t>& v) {
 }
 
 // The schedule of a call, cached per communicator. Each rank builds only its own program (whole = false) unless
-// the call's layout is uneven (Layout::uniform), which needs every rank's. Every rank misses the cache on the same
-// call (the key holds only what every rank has alike), so a miss agrees once, over the communicator, that every
-// rank built its part within the tag window -- one rank's failure is every rank's Error, never a rank-local
-// fallback.
+// the call's layout is uneven (Layout::uniform), which needs every rank's. The first request of a key is made by
+// every rank in the same call (the key holds only what every rank has alike, and a rank whose own decision cache
+// skips the request has made it before), so that miss agrees once, over the communicator, that every rank built its
+// part within the tag window: one rank's failure is every rank's Error, never a rank-local fallback. Later
+// requests, by any subset of the ranks, find the agreed answer (CommState::schedules keeps refusals too).
 std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P, const Choice& ch,
                                              const std::vector<uint64_t>& matrix, bool whole) {
     const Algorithm& a = resolve(c, ch.algorithm);
     std::string key = a.name + "|" + std::to_string(P) + (whole ? "|whole|" : "|");
     for (const auto& [k, v] : ch.params) key += k + "=" + v + ";";
     key += "|" + encode(matrix);
-    auto it = st.schedules.find(key);
-    if (it != st.schedules.end()) return it->second;
+    auto& cache = c == Collective::alltoallv ? st.alltoallv_schedules : st.schedules;
+    if (auto it = cache.find(key); it != cache.end()) {
+        if (!it->second.refusal.empty()) throw Error(it->second.refusal);
+        return it->second.schedule;
+    }
     int me = 0;
     check(MPI_Comm_rank(st.dup, &me), "MPI_Comm_rank");
     std::shared_ptr<const Schedule> s;
@@ -191,12 +204,13 @@ std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P,
     }
     int agreed[2] = {0, 0};
     check(PMPI_Allreduce(local, agreed, 2, MPI_INT, MPI_MAX, st.dup), "MPI_Allreduce");  // never intercepted
-    if (agreed[0]) throw Error(failure.empty() ? a.name + ": building the schedule failed on another rank" : failure);
-    if (agreed[1] >= kTagWindow - 1)
-        throw Error("schedule " + a.name + " uses tag " + std::to_string(agreed[1]) + " (allowed: < " +
-                    std::to_string(kTagWindow - 1) + ")");
-    if (st.schedules.size() >= kMaxPlans) st.schedules.clear();
-    st.schedules.emplace(key, s);
+    std::string refusal;
+    if (agreed[0]) refusal = failure.empty() ? a.name + ": building the schedule failed on another rank" : failure;
+    else if (agreed[1] >= kTagWindow - 1)
+        refusal = "schedule " + a.name + " uses tag " + std::to_string(agreed[1]) + " (allowed: < " + std::to_string(kTagWindow - 1) + ")";
+    if (c == Collective::alltoallv && cache.size() >= kMaxPlans) cache.clear();
+    cache.emplace(key, CommState::Built{refusal.empty() ? s : nullptr, refusal});
+    if (!refusal.empty()) throw Error(refusal);
     return s;
 }
 
@@ -420,7 +434,7 @@ std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c) {
 
 CacheStats cache_stats(MPI_Comm comm) {
     auto st = state_of(comm);
-    return {st->schedules.size(), st->plans.size(), st->hits, st->misses};
+    return {st->schedules.size() + st->alltoallv_schedules.size(), st->plans.size(), st->hits, st->misses};
 }
 
 }  // namespace collplan::mpi
