@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "collplan/runtime/mpi/calibrate.hpp"
+#include "collplan/runtime/mpi/check.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
 #include "collplan/runtime/mpi/timing.hpp"
@@ -57,6 +58,49 @@ std::vector<uint64_t> u64(const std::vector<long long>& v, const char* what) {
     return out;
 }
 
+// A buffer-protocol view of a Python object (C-contiguous; writable when asked), released with the view.
+class View {
+public:
+    // False (the Python error cleared) when the object has no such buffer.
+    bool get(nb::handle obj, bool writable) {
+        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+            PyErr_Clear();
+            return false;
+        }
+        held_ = true;
+        return true;
+    }
+    void* data() const { return view_.buf; }
+    ~View() {
+        if (held_) PyBuffer_Release(&view_);
+    }
+
+private:
+    Py_buffer view_{};
+    bool held_ = false;
+};
+
+// The blocking call of a cached request (python/collplan/mpi.py): bind `send` (None: in place) and `recv` (None:
+// barrier), start, wait. False, before anything runs, when a buffer is not C-contiguous (recv: or not writable).
+bool run(Request& r, nb::handle send, nb::handle recv) {
+    View in, out;
+    if (!recv.is_none()) {
+        if (!out.get(recv, true) || (!send.is_none() && !in.get(send, false))) return false;
+        r.bind(send.is_none() ? MPI_IN_PLACE : in.data(), out.data());
+    }
+    r.start();
+    r.wait();
+    return true;
+}
+
+// True when every rank of `comm` passes the same id >= 0 (collective).
+bool agree(uintptr_t comm, int64_t id) {
+    if (comm_of(comm) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
+    int64_t v[2] = {id, -id};
+    check(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MIN, comm_of(comm)), "MPI_Allreduce");
+    return v[0] >= 0 && v[0] == -v[1];
+}
+
 nb::dict stats(uintptr_t comm) {
     const CacheStats s = cache_stats(comm_of(comm));
     nb::dict d;
@@ -72,6 +116,8 @@ void bind_request(nb::module_& m) {
         .def("start", &Request::start, "Start (or restart) the collective.")
         .def("test", &Request::test, "Advance without blocking; True when this rank's part is complete.")
         .def("wait", &Request::wait, "Block until this rank's part is complete.")
+        .def("run", &run, "send"_a.none(), "recv"_a.none(),
+             "Bind these buffers, start and wait; False (nothing run) when one is not C-contiguous or recv not writable.")
         .def_prop_ro("active", &Request::active)
         .def_prop_ro("algorithm", [](const Request& r) { return r.plan().schedule().algorithm; })
         .def_prop_ro("params", [](const Request& r) { return r.plan().schedule().params; })
@@ -110,6 +156,7 @@ void bind_collectives(nb::module_& m) {
                              const std::string& mode) { return barrier_init(comm_of(comm), choice(alg, params, mode)); },
           "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
     m.def("cache_stats", &stats, "comm"_a);
+    m.def("agree", &agree, "comm"_a, "id"_a, "True when every rank passes the same id >= 0 (collective).");
     m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,
                         const std::map<std::string, std::string>& params) -> std::string {
         const Collective c = parse_collective(collective);

@@ -35,6 +35,7 @@ COLLPLAN_MPI=openmpi|mpich overrides the guess.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
@@ -52,6 +53,7 @@ DEFAULT_ALGORITHMS = {
 }
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
+_MPI = _mod = _ndarray = _ndarray_of = None  # mpi4py.MPI, the collplan._mpi_<abi> module, numpy's: set by backend()
 
 
 def homes() -> dict[str, str]:
@@ -112,6 +114,10 @@ def backend():
         raise CollplanError(f"mpi4py uses {abi}, which collplan was not built for (built for: {', '.join(built)})")
     module = importlib.import_module(f"collplan._mpi_{abi}")
     _state.update(MPI=MPI, module=module, abi=abi)
+    global _MPI, _mod, _ndarray, _ndarray_of
+    import numpy as np
+
+    _MPI, _mod, _ndarray, _ndarray_of = MPI, module, np.ndarray, np.asarray
     return MPI, module
 
 
@@ -151,9 +157,10 @@ def _params(params: dict) -> dict[str, str]:
 class Request:
     """A collplan collective in flight: start() / test() / wait(); restartable (persistent plan)."""
 
-    def __init__(self, native, keep):
+    def __init__(self, native, buffers, extra=()):
         self._native = native
-        self._keep = keep  # the arrays the executor reads and writes stay alive with the request
+        self._keep = buffers  # the arrays the executor reads and writes stay alive with the request
+        self._extra = extra   # and what else it refers to (a committed datatype, the operation)
 
     def start(self) -> "Request":
         self._native.start()
@@ -177,18 +184,23 @@ class Request:
     def plan_was_cached(self) -> bool:
         return self._native.plan_was_cached
 
+    def _entry(self, ident: int) -> tuple:
+        """This request as a blocking call's cache entry (_Cache), without its buffers."""
+        return self._native.run, self.algorithm, self._extra, ident
+
     def __repr__(self) -> str:
         return f"<collplan.mpi.Request {self.algorithm} {'active' if self.active else 'idle'}>"
 
 
 class NativeRequest:
-    """The MPI library's own collective behind the Request interface (algorithm="auto" chose "native")."""
+    """The MPI library's own collective behind the Request interface (algorithm="auto" chose "native"):
+    `start(send, recv)` starts mpi4py's non-blocking call on those buffers (send None: in place)."""
 
-    def __init__(self, start, keep):
-        self._start, self._keep, self._req = start, keep, None
+    def __init__(self, start, buffers, extra=()):
+        self._start, self._keep, self._extra, self._req = start, buffers, extra, None
 
     def start(self) -> "NativeRequest":
-        self._req = self._start()
+        self._req = self._start(*self._keep)
         return self
 
     def test(self) -> bool:
@@ -202,6 +214,17 @@ class NativeRequest:
         if self._req is not None:
             self._req.Wait()
             self._req = None
+
+    def _run(self, send, recv) -> bool:
+        """The blocking call on other buffers of the same shape; False when one is not usable (see _array)."""
+        if (send is not None and not send.flags.c_contiguous) or (
+                recv is not None and not (recv.flags.c_contiguous and recv.flags.writeable)):
+            return False
+        self._start(send, recv).Wait()
+        return True
+
+    def _entry(self, ident: int) -> tuple:
+        return self._run, "native", self._extra, ident
 
     @property
     def active(self) -> bool:
@@ -261,7 +284,7 @@ def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom
         chosen = _auto(comm, collective, block, params, wisdom)
         if chosen is None:
             start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
-            return NativeRequest(lambda: start(MPI.IN_PLACE if send is None else send, out), (send, out))
+            return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
         algorithm, params = chosen
     init = mod.allgather_init if collective == "allgather" else mod.alltoall_init
     native = init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
@@ -307,8 +330,8 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
         if chosen is None:
             counts = [int(c) for c in recvcounts], _displs(recvcounts, rdispls)
             sends = counts if send is None else ([int(c) for c in sendcounts], _displs(sendcounts, sdispls))
-            return NativeRequest(lambda: comm.Ialltoallv(MPI.IN_PLACE if send is None else [send, sends],
-                                                         [out, counts]), (send, out))
+            return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
+                                 (send, out))
         algorithm, params = chosen
     native = mod.alltoallv_init(_handle(comm), None if send is None else send.ctypes.data, sc, sd, out.ctypes.data,
                                 rc, rd, _algorithm("alltoallv", algorithm), _params(params), mode)
@@ -332,13 +355,13 @@ def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None
     if algorithm == "auto":
         chosen = _auto(comm, "allreduce", out.nbytes, params, wisdom, op)
         if chosen is None:
-            return NativeRequest(lambda: comm.Iallreduce(MPI.IN_PLACE if send is None else [send, datatype],
-                                                         [out, datatype], op), (send, out, datatype, op))
+            return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
+                                                              [r, datatype], op), (send, out), (datatype, op))
         algorithm, params = chosen
     native = mod.allreduce_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, out.size,
                                 MPI._handleof(datatype), MPI._handleof(op), _algorithm("allreduce", algorithm),
                                 _params(params), mode)
-    return Request(native, (send, out, datatype, op))
+    return Request(native, (send, out), (datatype, op))
 
 
 def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
@@ -347,7 +370,7 @@ def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisd
     if algorithm == "auto":
         chosen = _auto(comm, "barrier", 0, params, wisdom)
         if chosen is None:
-            return NativeRequest(comm.Ibarrier, ())
+            return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
         algorithm, params = chosen
     native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
     return Request(native, ())
@@ -373,22 +396,146 @@ def ibarrier(*args, **kw) -> Request:
     return barrier_init(*args, **kw).start()
 
 
-def _blocking(start):
-    """The blocking form of a split-phase collective: start, wait, return the algorithm that ran."""
-    def run(*args, **kw) -> str:
-        r = start(*args, **kw)
-        r.wait()
-        return r.algorithm
-    run.__name__ = start.__name__[1:]
-    run.__doc__ = f"Blocking {run.__name__}; returns the algorithm that ran (arguments as {start.__name__})."
-    return run
+# ---------------------------------------------------------------------------------------- blocking calls
+# A blocking call runs the request that an earlier call with the same arguments built, bound to this call's buffers
+# (Request::bind). Per communicator, requests by key: the function and every argument but the buffers' addresses
+# (algorithm, parameters, mode, for "auto" the wisdom file and its mtime and size; sizes, dtype, operation, in place;
+# alltoallv: counts and displacements), at most _CACHE_LIMIT, least recently used dropped first. A request leaves
+# the cache while it runs (a nested or concurrent call builds its own). Only alltoallv's request depends on other
+# ranks' arguments (the count matrix): every call asks the ranks whether all hit the same entry (one small
+# allreduce), else all build a new one. The cache is dropped when the communicator is freed and at MPI_Finalize.
+_CACHE_LIMIT = 32
+_caches: dict = {}  # communicator handle -> _Cache
+_keyval: list = []  # the attribute key whose delete callback drops a communicator's cache
 
 
-allgather = _blocking(iallgather)
-alltoall = _blocking(ialltoall)
-alltoallv = _blocking(ialltoallv)
-allreduce = _blocking(iallreduce)
-barrier = _blocking(ibarrier)
+class _Cache:
+    __slots__ = ("entries", "hits", "misses", "builds")
+
+    def __init__(self):
+        self.entries = {}  # key -> (run(send, recv) -> bool, algorithm, what the request refers to, alltoallv id)
+        self.hits = self.misses = self.builds = 0
+
+
+def _cache_for(comm, handle: int) -> _Cache:
+    MPI = _MPI
+    if not _keyval:
+        _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _caches.pop(h, None)))
+        # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
+        # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
+        MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _caches.clear()), 0)
+        atexit.register(_caches.clear)
+    comm.Set_attr(_keyval[0], handle)
+    return _caches.setdefault(handle, _Cache())
+
+
+def _buffers(sendbuf, recvbuf):
+    """(send, recv) as NumPy arrays, send None in place; not checked yet (the request's run or _array does)."""
+    MPI = _MPI or backend()[0]
+    recv = recvbuf if type(recvbuf) is _ndarray else _ndarray_of(recvbuf)
+    if sendbuf is None or sendbuf is MPI.IN_PLACE:
+        return None, recv
+    return (sendbuf if type(sendbuf) is _ndarray else _ndarray_of(sendbuf)), recv
+
+
+def _wisdom_key(wisdom):
+    """What algorithm="auto" depends on besides the call's arguments: the wisdom file, its mtime and size."""
+    path = wisdom or os.environ.get("COLLPLAN_WISDOM")
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return path, None  # the call raises (_wisdom_text)
+    return path, st and (st.st_mtime_ns, st.st_size)
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted(_params(params).items()))
+
+
+def _call(comm, key, send, recv, make, agree: bool = False) -> str:
+    """The blocking call `key` on these buffers through the communicator's cached request; make() builds one."""
+    handle = _MPI._handleof(comm)
+    cache = _caches.get(handle)
+    entry = cache.entries.pop(key, None) if cache is not None else None
+    if agree and not _mod.agree(handle, entry[3] if entry is not None else -1):
+        entry = None
+    if entry is None:
+        req = make()
+        if cache is None:
+            cache = _cache_for(comm, handle)
+        cache.misses += 1
+        if agree:
+            cache.builds += 1  # on every rank alike: all build when one does
+        entry = req._entry(cache.builds if agree else 0)
+    else:
+        cache.hits += 1
+    if not entry[0](send, recv):  # a buffer the cached request cannot take: the checks and errors of a fresh one
+        req = make().start()
+        req.wait()
+    entries = cache.entries
+    entries[key] = entry
+    if len(entries) > _CACHE_LIMIT:
+        entries.pop(next(iter(entries.copy())), None)
+    return entry[1]
+
+
+def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+              **params) -> str:
+    """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
+    send, recv = _buffers(sendbuf, recvbuf)
+    key = (allgather_init, recv.nbytes, None if send is None else send.nbytes, algorithm, mode,
+           _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
+    return _call(comm, key, send, recv,
+                 lambda: allgather_init(comm, sendbuf, recvbuf, algorithm, mode=mode, wisdom=wisdom, **params))
+
+
+def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+             **params) -> str:
+    """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
+    send, recv = _buffers(sendbuf, recvbuf)
+    key = (alltoall_init, recv.nbytes, None if send is None else send.nbytes, algorithm, mode,
+           _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
+    return _call(comm, key, send, recv,
+                 lambda: alltoall_init(comm, sendbuf, recvbuf, algorithm, mode=mode, wisdom=wisdom, **params))
+
+
+def _ints(v):
+    """Counts or displacements as a key: a tuple of ints (None stays None)."""
+    if v is None:
+        return None
+    return tuple(v.tolist()) if type(v) is _ndarray else tuple(map(int, v))
+
+
+def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
+              rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> str:
+    """Blocking alltoallv; returns the algorithm that ran (arguments as alltoallv_init)."""
+    send, recv = _buffers(sendbuf, recvbuf)
+    key = (alltoallv_init, recv.itemsize, None if send is None else (send.itemsize, _ints(sendcounts), _ints(sdispls)),
+           _ints(recvcounts), _ints(rdispls), algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+           _params_key(params) if params else ())
+    return _call(comm, key, send, recv, lambda: alltoallv_init(
+        comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
+        wisdom=wisdom, **params), agree=True)
+
+
+def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
+              wisdom: str | None = None, **params) -> str:
+    """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
+    send, recv = _buffers(sendbuf, recvbuf)
+    # the operation by identity: the cached request keeps it alive (its _extra), so the id is not reused
+    key = (allreduce_init, recv.dtype, recv.size, None if send is None else (send.dtype, send.size), id(op),
+           algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
+    return _call(comm, key, send, recv, lambda: allreduce_init(
+        comm, sendbuf, recvbuf, op, algorithm, mode=mode, wisdom=wisdom, **params))
+
+
+def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
+    """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
+    if _MPI is None:
+        backend()
+    key = (barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+           _params_key(params) if params else ())
+    return _call(comm, key, None, None, lambda: barrier_init(comm, algorithm, mode=mode, wisdom=wisdom, **params))
 
 
 def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:
@@ -399,6 +546,10 @@ def applies(collective: str, algorithm: str, ranks: int, params: dict | None = N
 
 
 def cache_stats(comm) -> dict:
-    """Schedules and plans cached for this communicator, with hit and miss counts."""
-    _, mod = backend()
-    return mod.cache_stats(_handle(comm))
+    """Schedules and plans cached for this communicator, with hit and miss counts; and the requests the blocking
+    calls keep (blocking_requests), with their hits and misses."""
+    MPI, mod = backend()
+    handle = MPI._handleof(comm)
+    cache = _caches.get(handle) or _Cache()
+    return {**mod.cache_stats(handle), "blocking_requests": len(cache.entries), "blocking_hits": cache.hits,
+            "blocking_misses": cache.misses}
