@@ -10,8 +10,11 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
+#include <list>
 #include <optional>
 #include <type_traits>
+#include <unordered_map>
 
 #include "collplan/runtime/mpi/calibrate.hpp"
 #include "collplan/runtime/mpi/check.hpp"
@@ -58,12 +61,14 @@ std::vector<uint64_t> u64(const std::vector<long long>& v, const char* what) {
     return out;
 }
 
-// A buffer-protocol view of a Python object (C-contiguous; writable when asked), released with the view.
+// A buffer-protocol view of a Python object (C-contiguous; writable, with its format when asked), released with
+// the view.
 class View {
 public:
     // False (the Python error cleared) when the object has no such buffer.
-    bool get(nb::handle obj, bool writable) {
-        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+    bool get(nb::handle obj, bool writable, bool format) {
+        const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0) | (format ? PyBUF_FORMAT : 0);
+        if (PyObject_GetBuffer(obj.ptr(), &view_, flags)) {
             PyErr_Clear();
             return false;
         }
@@ -71,6 +76,9 @@ public:
         return true;
     }
     void* data() const { return view_.buf; }
+    const char* format() const { return view_.format ? view_.format : "B"; }
+    Py_ssize_t itemsize() const { return view_.itemsize; }
+    Py_ssize_t len() const { return view_.len; }
     ~View() {
         if (held_) PyBuffer_Release(&view_);
     }
@@ -80,26 +88,134 @@ private:
     bool held_ = false;
 };
 
-// The blocking call of a cached request (python/collplan/mpi.py): bind `send` (None: in place) and `recv` (None:
-// barrier), start, wait. False, before anything runs, when a buffer is not C-contiguous (recv: or not writable).
-bool run(Request& r, nb::handle send, nb::handle recv) {
-    View in, out;
-    if (!recv.is_none()) {
-        if (!out.get(recv, true) || (!send.is_none() && !in.get(send, false))) return false;
-        r.bind(send.is_none() ? MPI_IN_PLACE : in.data(), out.data());
-    }
-    r.start();
-    r.wait();
-    return true;
-}
+// The blocking calls' requests of one communicator (python/collplan/mpi.py keeps one per communicator and says what
+// it caches): by key, at most `limit`, least recently used dropped first. The hot path of a blocking call is one
+// call of run(); a miss returns the key under which keep() stores the request the caller builds.
+class BlockingCache {
+public:
+    // The arguments that are not buffers (a hashable tuple), and per buffer its element format, element size and
+    // bytes (recv, then send; none: in place or barrier; no format unless the call asks for it).
+    struct Key {
+        nb::object args;
+        std::string formats;
+        std::array<Py_ssize_t, 4> sizes{-1, -1, -1, -1};
+        size_t hash = 0;
+        bool operator==(const Key& o) const {
+            if (hash != o.hash || sizes != o.sizes || formats != o.formats) return false;
+            const int eq = PyObject_RichCompareBool(args.ptr(), o.args.ptr(), Py_EQ);
+            if (eq < 0) PyErr_Clear();
+            return eq == 1;
+        }
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const { return k.hash; }
+    };
+    // The request (a Request, run here, or a Python callable target(send, recv): the MPI library's own
+    // collective), the algorithm's name, what the request refers to (kept alive), its alltoallv id.
+    struct Entry {
+        Key key;
+        nb::object target, algorithm, extra;
+        int64_t id = 0;
+        bool busy = false;  // running: a nested or concurrent call with this key builds its own
+    };
 
-// True when every rank of `comm` passes the same id >= 0 (collective).
-bool agree(uintptr_t comm, int64_t id) {
-    if (comm_of(comm) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
-    int64_t v[2] = {id, -id};
-    check(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MIN, comm_of(comm)), "MPI_Allreduce");
-    return v[0] >= 0 && v[0] == -v[1];
-}
+    BlockingCache(uintptr_t comm, nb::object in_place, size_t limit)
+        : comm_(comm), in_place_(std::move(in_place)), limit_(limit) {}
+
+    // The call with arguments `args` on buffers `send` (None or MPI.IN_PLACE: in place) and `recv` (both None:
+    // barrier). Returns the algorithm that ran by the cached request; on a miss the key to keep() a new request under
+    // (nothing ran); None when a buffer is not a C-contiguous buffer (recv: a writable one): nothing ran, nothing to
+    // keep. With `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or
+    // all miss, by one MPI_Allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
+    // With `typed` (allreduce) the buffers' element formats are part of the key (numpy computes them: 0.1 us).
+    nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, bool typed) {
+        const bool in_place = send.is_none() || send.is(in_place_);
+        View in, out;
+        const bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
+        Key key;
+        auto it = entries_.end();
+        if (usable) {
+            key.args = nb::borrow(args);
+            if (!recv.is_none()) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
+            if (!in_place) (key.formats += '|') += in.format(), key.sizes[2] = in.itemsize(), key.sizes[3] = in.len();
+            const Py_hash_t h = PyObject_Hash(args.ptr());
+            if (h == -1) throw nb::python_error();
+            key.hash = static_cast<size_t>(h) ^ (std::hash<std::string>()(key.formats) * 31);
+            for (Py_ssize_t v : key.sizes) key.hash = key.hash * 1000003 ^ static_cast<size_t>(v);
+            auto found = index_.find(key);
+            if (found != index_.end() && !found->second->busy) it = found->second;
+        }
+        if (agree && !agreed(it != entries_.end() ? it->id : -1)) {
+            ++builds;
+            it = entries_.end();
+        }
+        if (!usable) return nb::none();
+        if (it == entries_.end()) return nb::cast(std::move(key));
+        entries_.splice(entries_.end(), entries_, it);  // the most recently used
+        Running running(*this, it);
+        if (nb::isinstance<Request>(it->target)) {
+            Request& r = *nb::inst_ptr<Request>(it->target);
+            if (!recv.is_none()) r.bind(in_place ? MPI_IN_PLACE : in.data(), out.data());
+            r.start();
+            r.wait();
+        } else {
+            it->target(in_place ? nb::none() : nb::borrow(send), nb::borrow(recv));
+        }
+        running.done = true;
+        ++hits;
+        return it->algorithm;
+    }
+
+    // Keeps the request the caller built after a miss, in place of one under this key that did not agree (alltoallv);
+    // not in place of one that runs (a nested or concurrent call's).
+    void keep(const Key& key, nb::object target, nb::object algorithm, nb::object extra, int64_t id) {
+        if (auto found = index_.find(key); found != index_.end()) {
+            if (found->second->busy) return;
+            erase(found->second);
+        }
+        entries_.push_back(Entry{key, std::move(target), std::move(algorithm), std::move(extra), id});
+        index_.emplace(key, std::prev(entries_.end()));
+        for (auto old = entries_.begin(); index_.size() > limit_ && old != entries_.end();)
+            old = old->busy ? std::next(old) : erase(old);
+    }
+
+    size_t size() const { return index_.size(); }
+    uint64_t hits = 0, misses = 0, builds = 0;
+
+private:
+    using Entries = std::list<Entry>;
+
+    // Marks an entry busy while it runs; a run that throws drops it (as a fresh request would be gone).
+    struct Running {
+        Running(BlockingCache& c, Entries::iterator e) : cache(c), entry(e) { entry->busy = true; }
+        ~Running() {
+            entry->busy = false;
+            if (!done) cache.erase(entry);
+        }
+        BlockingCache& cache;
+        Entries::iterator entry;
+        bool done = false;
+    };
+
+    Entries::iterator erase(Entries::iterator e) {
+        index_.erase(e->key);
+        return entries_.erase(e);
+    }
+
+    // True when every rank passes the same id >= 0 (collective over the communicator).
+    bool agreed(int64_t id) const {
+        if (comm_of(comm_) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
+        int64_t v[2] = {id, -id};
+        check(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_)), "MPI_Allreduce");
+        return v[0] >= 0 && v[0] == -v[1];
+    }
+
+    uintptr_t comm_;
+    nb::object in_place_;
+    size_t limit_;
+    Entries entries_;  // least recently used first
+    std::unordered_map<Key, Entries::iterator, KeyHash> index_;
+};
 
 nb::dict stats(uintptr_t comm) {
     const CacheStats s = cache_stats(comm_of(comm));
@@ -116,8 +232,6 @@ void bind_request(nb::module_& m) {
         .def("start", &Request::start, "Start (or restart) the collective.")
         .def("test", &Request::test, "Advance without blocking; True when this rank's part is complete.")
         .def("wait", &Request::wait, "Block until this rank's part is complete.")
-        .def("run", &run, "send"_a.none(), "recv"_a.none(),
-             "Bind these buffers, start and wait; False (nothing run) when one is not C-contiguous or recv not writable.")
         .def_prop_ro("active", &Request::active)
         .def_prop_ro("algorithm", [](const Request& r) { return r.plan().schedule().algorithm; })
         .def_prop_ro("params", [](const Request& r) { return r.plan().schedule().params; })
@@ -125,6 +239,18 @@ void bind_request(nb::module_& m) {
         .def_prop_ro("plan_was_cached", &Request::plan_was_cached)
         .def_prop_ro("datatypes", [](const Request& r) { return r.plan().datatypes(); })
         .def_prop_ro("stage_bytes", [](const Request& r) { return r.plan().stage_bytes(); });
+}
+
+void bind_blocking_cache(nb::module_& m) {
+    nb::class_<BlockingCache::Key>(m, "BlockingCacheKey");
+    nb::class_<BlockingCache>(m, "BlockingCache")
+        .def(nb::init<uintptr_t, nb::object, size_t>(), "comm"_a, "in_place"_a, "limit"_a)
+        .def("run", &BlockingCache::run, "args"_a, "send"_a.none(), "recv"_a.none(), "agree"_a, "typed"_a)
+        .def("keep", &BlockingCache::keep, "key"_a, "target"_a, "algorithm"_a, "extra"_a, "id"_a)
+        .def_prop_ro("size", &BlockingCache::size)
+        .def_rw("hits", &BlockingCache::hits)
+        .def_rw("misses", &BlockingCache::misses)
+        .def_ro("builds", &BlockingCache::builds);
 }
 
 void bind_collectives(nb::module_& m) {
@@ -156,7 +282,6 @@ void bind_collectives(nb::module_& m) {
                              const std::string& mode) { return barrier_init(comm_of(comm), choice(alg, params, mode)); },
           "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
     m.def("cache_stats", &stats, "comm"_a);
-    m.def("agree", &agree, "comm"_a, "id"_a, "True when every rank passes the same id >= 0 (collective).");
     m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,
                         const std::map<std::string, std::string>& params) -> std::string {
         const Collective c = parse_collective(collective);
@@ -234,6 +359,7 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     m.attr("home") = COLLPLAN_MPI_HOME;
     bind_request(m);
     bind_collectives(m);
+    bind_blocking_cache(m);
     bind_timing(m);
     bind_calibrate(m);
 }

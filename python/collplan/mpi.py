@@ -53,7 +53,7 @@ DEFAULT_ALGORITHMS = {
 }
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
-_MPI = _mod = _ndarray = _ndarray_of = None  # mpi4py.MPI, the collplan._mpi_<abi> module, numpy's: set by backend()
+_MPI = _ndarray = None  # mpi4py.MPI and numpy.ndarray, once backend() loaded them
 
 
 def homes() -> dict[str, str]:
@@ -114,10 +114,10 @@ def backend():
         raise CollplanError(f"mpi4py uses {abi}, which collplan was not built for (built for: {', '.join(built)})")
     module = importlib.import_module(f"collplan._mpi_{abi}")
     _state.update(MPI=MPI, module=module, abi=abi)
-    global _MPI, _mod, _ndarray, _ndarray_of
+    global _MPI, _ndarray
     import numpy as np
 
-    _MPI, _mod, _ndarray, _ndarray_of = MPI, module, np.ndarray, np.asarray
+    _MPI, _ndarray = MPI, np.ndarray
     return MPI, module
 
 
@@ -185,8 +185,8 @@ class Request:
         return self._native.plan_was_cached
 
     def _entry(self, ident: int) -> tuple:
-        """This request as a blocking call's cache entry (_Cache), without its buffers."""
-        return self._native.run, self.algorithm, self._extra, ident
+        """This request as an entry of a blocking calls' cache (BlockingCache), without its buffers."""
+        return self._native, self.algorithm, self._extra, ident
 
     def __repr__(self) -> str:
         return f"<collplan.mpi.Request {self.algorithm} {'active' if self.active else 'idle'}>"
@@ -215,13 +215,9 @@ class NativeRequest:
             self._req.Wait()
             self._req = None
 
-    def _run(self, send, recv) -> bool:
-        """The blocking call on other buffers of the same shape; False when one is not usable (see _array)."""
-        if (send is not None and not send.flags.c_contiguous) or (
-                recv is not None and not (recv.flags.c_contiguous and recv.flags.writeable)):
-            return False
+    def _run(self, send, recv) -> None:
+        """The blocking call on other buffers of the same shape (BlockingCache.run checked them)."""
         self._start(send, recv).Wait()
-        return True
 
     def _entry(self, ident: int) -> tuple:
         return self._run, "native", self._extra, ident
@@ -399,25 +395,27 @@ def ibarrier(*args, **kw) -> Request:
 # ---------------------------------------------------------------------------------------- blocking calls
 # A blocking call runs the request that an earlier call with the same arguments built, bound to this call's buffers
 # (Request::bind). Per communicator, requests by key: the function and every argument but the buffers' addresses
-# (algorithm, parameters, mode, for "auto" the wisdom file and its mtime and size; sizes, dtype, operation, in place;
-# alltoallv: counts and displacements), at most _CACHE_LIMIT, least recently used dropped first. A request leaves
-# the cache while it runs (a nested or concurrent call builds its own). Only alltoallv's request depends on other
-# ranks' arguments (the count matrix): every call asks the ranks whether all hit the same entry (one small
-# allreduce), else all build a new one. The cache is dropped when the communicator is freed and at MPI_Finalize.
+# (algorithm, parameters, mode, for "auto" the wisdom file's path, mtime and size; operation by identity; alltoallv's
+# counts and displacements) plus each buffer's element format, element size and bytes (None: in place); at most
+# _CACHE_LIMIT, least recently used dropped first. A request leaves the cache while it runs (a nested or concurrent
+# call builds its own). Only alltoallv's request depends on other ranks' arguments (the count matrix): every call
+# asks the ranks whether all hit the same entry (one small allreduce), else all build. The hot path is one call into
+# the extension (BlockingCache.run); the cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
 _CACHE_LIMIT = 32
-_caches: dict = {}  # communicator handle -> _Cache
+_caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
 _keyval: list = []  # the attribute key whose delete callback drops a communicator's cache
 
 
-class _Cache:
-    __slots__ = ("entries", "hits", "misses", "builds")
-
-    def __init__(self):
-        self.entries = {}  # key -> (run(send, recv) -> bool, algorithm, what the request refers to, alltoallv id)
-        self.hits = self.misses = self.builds = 0
+def _cache(comm):
+    """A new cache for the communicator, kept (in _caches) once a request is kept in it (see _build)."""
+    MPI, mod = backend()
+    return mod.BlockingCache(comm.handle, MPI.IN_PLACE, _CACHE_LIMIT)
 
 
-def _cache_for(comm, handle: int) -> _Cache:
+def _keep(comm, cache) -> None:
+    handle = comm.handle
+    if _caches.get(handle) is cache:
+        return
     MPI = _MPI
     if not _keyval:
         _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _caches.pop(h, None)))
@@ -426,16 +424,21 @@ def _cache_for(comm, handle: int) -> _Cache:
         MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _caches.clear()), 0)
         atexit.register(_caches.clear)
     comm.Set_attr(_keyval[0], handle)
-    return _caches.setdefault(handle, _Cache())
+    _caches[handle] = cache
 
 
-def _buffers(sendbuf, recvbuf):
-    """(send, recv) as NumPy arrays, send None in place; not checked yet (the request's run or _array does)."""
-    MPI = _MPI or backend()[0]
-    recv = recvbuf if type(recvbuf) is _ndarray else _ndarray_of(recvbuf)
-    if sendbuf is None or sendbuf is MPI.IN_PLACE:
-        return None, recv
-    return (sendbuf if type(sendbuf) is _ndarray else _ndarray_of(sendbuf)), recv
+def _build(comm, cache, key, init, *args, **kw) -> str:
+    """The blocking call by a new request, init(*args, **kw); kept under `key` after it ran (None: a buffer that the
+    cache cannot take: the request gives the checks and errors of a call without the cache, and is not kept)."""
+    req = init(*args, **kw)
+    ident = cache.builds  # alltoallv: the id every rank gives this request (BlockingCache.run)
+    req.start()
+    req.wait()
+    if key is not None:
+        _keep(comm, cache)
+        cache.misses += 1
+        cache.keep(key, *req._entry(ident))
+    return req.algorithm
 
 
 def _wisdom_key(wisdom):
@@ -452,51 +455,24 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted(_params(params).items()))
 
 
-def _call(comm, key, send, recv, make, agree: bool = False) -> str:
-    """The blocking call `key` on these buffers through the communicator's cached request; make() builds one."""
-    handle = _MPI._handleof(comm)
-    cache = _caches.get(handle)
-    entry = cache.entries.pop(key, None) if cache is not None else None
-    if agree and not _mod.agree(handle, entry[3] if entry is not None else -1):
-        entry = None
-    if entry is None:
-        req = make()
-        if cache is None:
-            cache = _cache_for(comm, handle)
-        cache.misses += 1
-        if agree:
-            cache.builds += 1  # on every rank alike: all build when one does
-        entry = req._entry(cache.builds if agree else 0)
-    else:
-        cache.hits += 1
-    if not entry[0](send, recv):  # a buffer the cached request cannot take: the checks and errors of a fresh one
-        req = make().start()
-        req.wait()
-    entries = cache.entries
-    entries[key] = entry
-    if len(entries) > _CACHE_LIMIT:
-        entries.pop(next(iter(entries.copy())), None)
-    return entry[1]
-
-
 def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
               **params) -> str:
     """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
-    send, recv = _buffers(sendbuf, recvbuf)
-    key = (allgather_init, recv.nbytes, None if send is None else send.nbytes, algorithm, mode,
-           _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
-    return _call(comm, key, send, recv,
-                 lambda: allgather_init(comm, sendbuf, recvbuf, algorithm, mode=mode, wisdom=wisdom, **params))
+    cache = _caches.get(comm.handle) or _cache(comm)
+    key = cache.run((allgather_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
+    return key if type(key) is str else _build(comm, cache, key, allgather_init, comm, sendbuf, recvbuf, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
 
 
 def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
              **params) -> str:
     """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
-    send, recv = _buffers(sendbuf, recvbuf)
-    key = (alltoall_init, recv.nbytes, None if send is None else send.nbytes, algorithm, mode,
-           _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
-    return _call(comm, key, send, recv,
-                 lambda: alltoall_init(comm, sendbuf, recvbuf, algorithm, mode=mode, wisdom=wisdom, **params))
+    cache = _caches.get(comm.handle) or _cache(comm)
+    key = cache.run((alltoall_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
+    return key if type(key) is str else _build(comm, cache, key, alltoall_init, comm, sendbuf, recvbuf, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
 
 
 def _ints(v):
@@ -509,33 +485,33 @@ def _ints(v):
 def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
               rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> str:
     """Blocking alltoallv; returns the algorithm that ran (arguments as alltoallv_init)."""
-    send, recv = _buffers(sendbuf, recvbuf)
-    key = (alltoallv_init, recv.itemsize, None if send is None else (send.itemsize, _ints(sendcounts), _ints(sdispls)),
-           _ints(recvcounts), _ints(rdispls), algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-           _params_key(params) if params else ())
-    return _call(comm, key, send, recv, lambda: alltoallv_init(
-        comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
-        wisdom=wisdom, **params), agree=True)
+    cache = _caches.get(comm.handle) or _cache(comm)
+    key = cache.run((alltoallv_init, _ints(sendcounts), _ints(sdispls), _ints(recvcounts), _ints(rdispls), algorithm,
+                     mode, _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ()),
+                    sendbuf, recvbuf, True, False)
+    return key if type(key) is str else _build(comm, cache, key, alltoallv_init, comm, sendbuf, sendcounts, recvbuf,
+                                               recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
+                                               wisdom=wisdom, **params)
 
 
 def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
               wisdom: str | None = None, **params) -> str:
     """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
-    send, recv = _buffers(sendbuf, recvbuf)
     # the operation by identity: the cached request keeps it alive (its _extra), so the id is not reused
-    key = (allreduce_init, recv.dtype, recv.size, None if send is None else (send.dtype, send.size), id(op),
-           algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ())
-    return _call(comm, key, send, recv, lambda: allreduce_init(
-        comm, sendbuf, recvbuf, op, algorithm, mode=mode, wisdom=wisdom, **params))
+    cache = _caches.get(comm.handle) or _cache(comm)
+    key = cache.run((allreduce_init, id(op), algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, True)
+    return key if type(key) is str else _build(comm, cache, key, allreduce_init, comm, sendbuf, recvbuf, op, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
 
 
 def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
     """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
-    if _MPI is None:
-        backend()
-    key = (barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-           _params_key(params) if params else ())
-    return _call(comm, key, None, None, lambda: barrier_init(comm, algorithm, mode=mode, wisdom=wisdom, **params))
+    cache = _caches.get(comm.handle) or _cache(comm)
+    key = cache.run((barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), None, None, False, False)
+    return key if type(key) is str else _build(comm, cache, key, barrier_init, comm, algorithm, mode=mode,
+                                               wisdom=wisdom, **params)
 
 
 def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:
@@ -550,6 +526,6 @@ def cache_stats(comm) -> dict:
     calls keep (blocking_requests), with their hits and misses."""
     MPI, mod = backend()
     handle = MPI._handleof(comm)
-    cache = _caches.get(handle) or _Cache()
-    return {**mod.cache_stats(handle), "blocking_requests": len(cache.entries), "blocking_hits": cache.hits,
-            "blocking_misses": cache.misses}
+    cache = _caches.get(handle)
+    blocking = (cache.size, cache.hits, cache.misses) if cache is not None else (0, 0, 0)
+    return {**mod.cache_stats(handle), **dict(zip(("blocking_requests", "blocking_hits", "blocking_misses"), blocking))}
