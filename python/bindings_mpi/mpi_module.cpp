@@ -124,22 +124,22 @@ public:
 
     // The call with arguments `args` on buffers `send` (None or MPI.IN_PLACE: in place) and `recv` (both None:
     // barrier). Returns the algorithm that ran by the cached request; on a miss the key to keep() a new request under
-    // (nothing ran); None when a buffer is not a C-contiguous buffer (recv: a writable one): nothing ran, nothing to
-    // keep. With `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or
-    // all miss, by one MPI_Allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
+    // (nothing ran); None when a buffer is not a C-contiguous buffer (recv: a writable one) or `args` is not hashable:
+    // nothing ran, nothing to keep. With `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or
+    // all miss, by one small allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
     // With `typed` (allreduce) the buffers' element formats are part of the key (numpy computes them: 0.1 us).
     nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, bool typed) {
         const bool in_place = send.is_none() || send.is(in_place_);
         View in, out;
-        const bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
+        bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
+        const Py_hash_t h = usable ? PyObject_Hash(args.ptr()) : -1;
+        if (h == -1) PyErr_Clear(), usable = false;
         Key key;
         auto it = entries_.end();
         if (usable) {
             key.args = nb::borrow(args);
             if (!recv.is_none()) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
             if (!in_place) (key.formats += '|') += in.format(), key.sizes[2] = in.itemsize(), key.sizes[3] = in.len();
-            const Py_hash_t h = PyObject_Hash(args.ptr());
-            if (h == -1) throw nb::python_error();
             key.hash = static_cast<size_t>(h) ^ (std::hash<std::string>()(key.formats) * 31);
             for (Py_ssize_t v : key.sizes) key.hash = key.hash * 1000003 ^ static_cast<size_t>(v);
             auto found = index_.find(key);
@@ -202,17 +202,24 @@ private:
         return entries_.erase(e);
     }
 
-    // True when every rank passes the same id >= 0 (collective over the communicator).
-    bool agreed(int64_t id) const {
+    // True when every rank passes the same id >= 0 (collective over the communicator): a MIN-allreduce of (id, -id)
+    // by collplan's own recursive doubling, a persistent request (cheaper than MPI_Allreduce through MPICH).
+    bool agreed(int64_t id) {
         if (comm_of(comm_) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
-        int64_t v[2] = {id, -id};
-        check(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_)), "MPI_Allreduce");
-        return v[0] >= 0 && v[0] == -v[1];
+        if (!agreement_)
+            agreement_ = allreduce_init(agree_in_, agree_out_, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_),
+                                        Choice{"allreduce/recursive_doubling", {}, Noncontig::automatic});
+        agree_in_[0] = id, agree_in_[1] = -id;
+        agreement_->start();
+        agreement_->wait();
+        return agree_out_[0] >= 0 && agree_out_[0] == -agree_out_[1];
     }
 
     uintptr_t comm_;
     nb::object in_place_;
     size_t limit_;
+    std::unique_ptr<Request> agreement_;
+    int64_t agree_in_[2] = {}, agree_out_[2] = {};
     Entries entries_;  // least recently used first
     std::unordered_map<Key, Entries::iterator, KeyHash> index_;
 };

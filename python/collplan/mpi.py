@@ -53,7 +53,6 @@ DEFAULT_ALGORITHMS = {
 }
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
-_MPI = _ndarray = None  # mpi4py.MPI and numpy.ndarray, once backend() loaded them
 
 
 def homes() -> dict[str, str]:
@@ -114,10 +113,6 @@ def backend():
         raise CollplanError(f"mpi4py uses {abi}, which collplan was not built for (built for: {', '.join(built)})")
     module = importlib.import_module(f"collplan._mpi_{abi}")
     _state.update(MPI=MPI, module=module, abi=abi)
-    global _MPI, _ndarray
-    import numpy as np
-
-    _MPI, _ndarray = MPI, np.ndarray
     return MPI, module
 
 
@@ -403,28 +398,45 @@ def ibarrier(*args, **kw) -> Request:
 # the extension (BlockingCache.run); the cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
 _CACHE_LIMIT = 32
 _caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
+_last = (None, None)  # the communicator (object) of the last call and its kept cache: spares the handle lookup
 _keyval: list = []  # the attribute key whose delete callback drops a communicator's cache
 
 
-def _cache(comm):
-    """A new cache for the communicator, kept (in _caches) once a request is kept in it (see _build)."""
-    MPI, mod = backend()
-    return mod.BlockingCache(comm.handle, MPI.IN_PLACE, _CACHE_LIMIT)
+def _cache_of(comm):
+    """The communicator's kept cache, else a new one (kept once a request is kept in it: _keep)."""
+    global _last
+    cache = _caches.get(comm.handle)
+    if cache is None:
+        MPI, mod = backend()
+        return mod.BlockingCache(comm.handle, MPI.IN_PLACE, _CACHE_LIMIT)
+    _last = (comm, cache)
+    return cache
+
+
+def _drop(handle=None) -> None:
+    """Drops a communicator's cache (freed: its attribute's delete callback), or all of them (handle None)."""
+    global _last
+    _last = (None, None)
+    if handle is None:
+        _caches.clear()
+    else:
+        _caches.pop(handle, None)
 
 
 def _keep(comm, cache) -> None:
+    global _last
     handle = comm.handle
-    if _caches.get(handle) is cache:
-        return
-    MPI = _MPI
-    if not _keyval:
-        _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _caches.pop(h, None)))
-        # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
-        # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
-        MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _caches.clear()), 0)
-        atexit.register(_caches.clear)
-    comm.Set_attr(_keyval[0], handle)
-    _caches[handle] = cache
+    if _caches.get(handle) is not cache:
+        MPI, _ = backend()
+        if not _keyval:
+            _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _drop(h)))
+            # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
+            # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
+            MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _drop()), 0)
+            atexit.register(_drop)
+        comm.Set_attr(_keyval[0], handle)
+        _caches[handle] = cache
+    _last = (comm, cache)
 
 
 def _build(comm, cache, key, init, *args, **kw) -> str:
@@ -458,7 +470,8 @@ def _params_key(params: dict) -> tuple:
 def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
               **params) -> str:
     """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
-    cache = _caches.get(comm.handle) or _cache(comm)
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
     key = cache.run((allgather_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
                      _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
     return key if type(key) is str else _build(comm, cache, key, allgather_init, comm, sendbuf, recvbuf, algorithm,
@@ -468,26 +481,23 @@ def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str
 def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
              **params) -> str:
     """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
-    cache = _caches.get(comm.handle) or _cache(comm)
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
     key = cache.run((alltoall_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
                      _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
     return key if type(key) is str else _build(comm, cache, key, alltoall_init, comm, sendbuf, recvbuf, algorithm,
                                                mode=mode, wisdom=wisdom, **params)
 
 
-def _ints(v):
-    """Counts or displacements as a key: a tuple of ints (None stays None)."""
-    if v is None:
-        return None
-    return tuple(v.tolist()) if type(v) is _ndarray else tuple(map(int, v))
-
-
 def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
               rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> str:
     """Blocking alltoallv; returns the algorithm that ran (arguments as alltoallv_init)."""
-    cache = _caches.get(comm.handle) or _cache(comm)
-    key = cache.run((alltoallv_init, _ints(sendcounts), _ints(sdispls), _ints(recvcounts), _ints(rdispls), algorithm,
-                     mode, _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ()),
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((alltoallv_init, None if sendcounts is None else tuple(sendcounts),
+                     None if sdispls is None else tuple(sdispls), tuple(recvcounts),
+                     None if rdispls is None else tuple(rdispls), algorithm, mode,
+                     _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ()),
                     sendbuf, recvbuf, True, False)
     return key if type(key) is str else _build(comm, cache, key, alltoallv_init, comm, sendbuf, sendcounts, recvbuf,
                                                recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
@@ -498,7 +508,8 @@ def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, 
               wisdom: str | None = None, **params) -> str:
     """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
     # the operation by identity: the cached request keeps it alive (its _extra), so the id is not reused
-    cache = _caches.get(comm.handle) or _cache(comm)
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
     key = cache.run((allreduce_init, id(op), algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
                      _params_key(params) if params else ()), sendbuf, recvbuf, False, True)
     return key if type(key) is str else _build(comm, cache, key, allreduce_init, comm, sendbuf, recvbuf, op, algorithm,
@@ -507,7 +518,8 @@ def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, 
 
 def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
     """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
-    cache = _caches.get(comm.handle) or _cache(comm)
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
     key = cache.run((barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
                      _params_key(params) if params else ()), None, None, False, False)
     return key if type(key) is str else _build(comm, cache, key, barrier_init, comm, algorithm, mode=mode,
