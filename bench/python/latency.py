@@ -1,12 +1,13 @@
 """Per-call cost of the Python API (issue 14): mpi4py's blocking collective vs collplan.mpi's blocking call vs a
 collplan persistent request (start + wait), side by side in one run, OSU style.
 
-    mpirun -n 2 .venv/bin/python bench/python/latency.py [--iters 2000] [--reps 5]
+    mpirun -n 2 .venv/bin/python bench/python/latency.py [--iters 2000] [--reps 7]
 
 For every collective and size the three calls are timed in turn, `reps` rounds (interleaved, so load changes hit
 all three alike): a barrier, `warmup` calls, a barrier, `iters` back-to-back calls; a row shows the mean per call
 of the slowest rank (max over ranks of the per-rank average), the best round's, in microseconds, and the ratios to
-mpi4py. Not a test: bench/README.md ("Python API per-call cost") records the results.
+mpi4py. collplan runs recursive_doubling (allreduce), ring (allgather), pairwise (alltoall), linear_permutation
+(alltoallv) and dissemination (barrier). Not a test: bench/README.md ("Python API per-call cost") has results.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=2000, help="calls per timing block up to 8 KiB (larger: a fifth)")
     ap.add_argument("--warmup", type=int, default=200)
-    ap.add_argument("--reps", type=int, default=5, help="interleaved rounds; the best is reported")
+    ap.add_argument("--reps", type=int, default=7, help="interleaved rounds; the best is reported")
     args = ap.parse_args()
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()
@@ -71,7 +72,7 @@ def main() -> None:
         print("| collective | size | mpi4py us | collplan blocking us | persistent start+wait us | blocking / mpi4py "
               "| persistent / mpi4py |")
         print("|---|---|---|---|---|---|---|")
-    for name, nbytes, native, blocking, req in cases(comm):
+    for k, (name, nbytes, native, blocking, req) in enumerate(cases(comm)):
         iters = args.iters if nbytes <= 8192 else max(1, args.iters // 5)
 
         def persistent(req=req):
@@ -79,7 +80,7 @@ def main() -> None:
             req.wait()
 
         best = [float("inf")] * 3
-        for _ in range(args.reps):
+        for _ in range(args.reps + (k == 0)):  # the first case once more: the first round warms the process up
             for i, call in enumerate((native, blocking, persistent)):
                 best[i] = min(best[i], timed(comm, call, iters, args.warmup))
         if me == 0:

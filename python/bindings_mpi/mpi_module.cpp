@@ -93,15 +93,15 @@ private:
 // call of run(); a miss returns the key under which keep() stores the request the caller builds.
 class BlockingCache {
 public:
-    // The arguments that are not buffers (a hashable tuple), and per buffer its element format, element size and
-    // bytes (recv, then send; none: in place or barrier; no format unless the call asks for it).
+    // The arguments that are not buffers (a hashable tuple), a reduction's operation (by identity), and per buffer
+    // its element format (reductions only), element size and bytes (recv, then send; none: in place or barrier).
     struct Key {
-        nb::object args;
+        nb::object args, op;
         std::string formats;
         std::array<Py_ssize_t, 4> sizes{-1, -1, -1, -1};
         size_t hash = 0;
         bool operator==(const Key& o) const {
-            if (hash != o.hash || sizes != o.sizes || formats != o.formats) return false;
+            if (hash != o.hash || op.ptr() != o.op.ptr() || sizes != o.sizes || formats != o.formats) return false;
             const int eq = PyObject_RichCompareBool(args.ptr(), o.args.ptr(), Py_EQ);
             if (eq < 0) PyErr_Clear();
             return eq == 1;
@@ -122,14 +122,15 @@ public:
     BlockingCache(uintptr_t comm, nb::object in_place, size_t limit)
         : comm_(comm), in_place_(std::move(in_place)), limit_(limit) {}
 
-    // The call with arguments `args` on buffers `send` (None or MPI.IN_PLACE: in place) and `recv` (both None:
-    // barrier). Returns the algorithm that ran by the cached request; on a miss the key to keep() a new request under
-    // (nothing ran); None when a buffer is not a C-contiguous buffer (recv: a writable one) or `args` is not hashable:
-    // nothing ran, nothing to keep. With `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or
-    // all miss, by one small allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
-    // With `typed` (allreduce) the buffers' element formats are part of the key (numpy computes them: 0.1 us).
-    nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, bool typed) {
+    // The call with arguments `args` and operation `op` (allreduce; False for the other collectives) on buffers
+    // `send` (None or MPI.IN_PLACE: in place) and `recv` (both None: barrier). Returns the algorithm that ran by the
+    // cached request; on a miss the key to keep() a new request under (nothing ran); None when a buffer is not a
+    // C-contiguous buffer (recv: a writable one) or `args` is not hashable: nothing ran, nothing to keep. With
+    // `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or all miss, by
+    // one small allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
+    nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, nb::handle op) {
         const bool in_place = send.is_none() || send.is(in_place_);
+        const bool typed = !op.is(Py_False);
         View in, out;
         bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
         const Py_hash_t h = usable ? PyObject_Hash(args.ptr()) : -1;
@@ -137,10 +138,11 @@ public:
         Key key;
         auto it = entries_.end();
         if (usable) {
-            key.args = nb::borrow(args);
+            key.args = nb::borrow(args), key.op = nb::borrow(op);
             if (!recv.is_none()) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
             if (!in_place) (key.formats += '|') += in.format(), key.sizes[2] = in.itemsize(), key.sizes[3] = in.len();
-            key.hash = static_cast<size_t>(h) ^ (std::hash<std::string>()(key.formats) * 31);
+            key.hash = static_cast<size_t>(h) ^ std::hash<std::string>()(key.formats) * 31;
+            key.hash ^= reinterpret_cast<size_t>(op.ptr());
             for (Py_ssize_t v : key.sizes) key.hash = key.hash * 1000003 ^ static_cast<size_t>(v);
             auto found = index_.find(key);
             if (found != index_.end() && !found->second->busy) it = found->second;
@@ -252,7 +254,7 @@ void bind_blocking_cache(nb::module_& m) {
     nb::class_<BlockingCache::Key>(m, "BlockingCacheKey");
     nb::class_<BlockingCache>(m, "BlockingCache")
         .def(nb::init<uintptr_t, nb::object, size_t>(), "comm"_a, "in_place"_a, "limit"_a)
-        .def("run", &BlockingCache::run, "args"_a, "send"_a.none(), "recv"_a.none(), "agree"_a, "typed"_a)
+        .def("run", &BlockingCache::run, "args"_a, "send"_a.none(), "recv"_a.none(), "agree"_a, "op"_a.none())
         .def("keep", &BlockingCache::keep, "key"_a, "target"_a, "algorithm"_a, "extra"_a, "id"_a)
         .def_prop_ro("size", &BlockingCache::size)
         .def_rw("hits", &BlockingCache::hits)

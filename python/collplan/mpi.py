@@ -392,10 +392,11 @@ def ibarrier(*args, **kw) -> Request:
 # (Request::bind). Per communicator, requests by key: the function and every argument but the buffers' addresses
 # (algorithm, parameters, mode, for "auto" the wisdom file's path, mtime and size; operation by identity; alltoallv's
 # counts and displacements) plus each buffer's element format, element size and bytes (None: in place); at most
-# _CACHE_LIMIT, least recently used dropped first. A request leaves the cache while it runs (a nested or concurrent
-# call builds its own). Only alltoallv's request depends on other ranks' arguments (the count matrix): every call
-# asks the ranks whether all hit the same entry (one small allreduce), else all build. The hot path is one call into
-# the extension (BlockingCache.run); the cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
+# _CACHE_LIMIT, least recently used dropped first. A nested or concurrent call with the key of a request that runs
+# builds its own. Only alltoallv's request depends on other ranks' arguments (the count matrix): every call asks the
+# ranks whether all hit the same entry (one small allreduce), else all build. Buffers without a C-contiguous buffer
+# (lists) or unhashable arguments run uncached. The hot path is one call into the extension (BlockingCache.run); the
+# cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
 _CACHE_LIMIT = 32
 _caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
 _last = (None, None)  # the communicator (object) of the last call and its kept cache: spares the handle lookup
@@ -424,6 +425,7 @@ def _drop(handle=None) -> None:
 
 
 def _keep(comm, cache) -> None:
+    """Keeps the communicator's cache (until the communicator is freed: an attribute's delete callback)."""
     global _last
     handle = comm.handle
     if _caches.get(handle) is not cache:
@@ -507,11 +509,10 @@ def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | N
 def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
               wisdom: str | None = None, **params) -> str:
     """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
-    # the operation by identity: the cached request keeps it alive (its _extra), so the id is not reused
     last = _last
     cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((allreduce_init, id(op), algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, True)
+    key = cache.run((allreduce_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, op)
     return key if type(key) is str else _build(comm, cache, key, allreduce_init, comm, sendbuf, recvbuf, op, algorithm,
                                                mode=mode, wisdom=wisdom, **params)
 

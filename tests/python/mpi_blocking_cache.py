@@ -158,6 +158,26 @@ def _():
     return "" if delta(before) == (4, 2) else f"hits, misses {delta(before)}, expected (4, 2)"
 
 
+@case("a list buffer and unhashable counts run uncached, right; datetime64 arrays are bytes to allgather")
+def _():
+    before = stats()
+    for i in range(2):
+        y = np.zeros(3)
+        cmpi.allreduce(comm, [me + 1.0, 2.0, i], y)  # a list: np.asarray'd by the call
+        if not np.array_equal(y, [total(1.0), 2.0 * P, i * P]):
+            return f"list: {y}"
+        out = np.zeros(2 * P, "M8[s]")  # no buffer format for datetime64, but allgather needs none: cached
+        cmpi.allgather(comm, np.array([me, i], "M8[s]"), out, algorithm="ring")
+        if not np.array_equal(out.astype(np.int64), [v for r in range(P) for v in (r, i)]):
+            return f"datetime64: {out}"
+        zero_d = [np.array(1)] * P  # 0-d arrays: valid counts, not hashable
+        out = np.zeros(P)
+        cmpi.alltoallv(comm, np.full(P, me + i + 0.5), zero_d, out, zero_d, algorithm="linear_permutation")
+        if not np.array_equal(out, np.arange(P) + i + 0.5):
+            return f"0-d counts: {out}"
+    return "" if delta(before) == (1, 1) else f"hits, misses {delta(before)}, expected (1, 1): the allgather's"
+
+
 @case("a bad buffer after a hit gets the fresh call's error")
 def _():
     x, y = np.full(8, 1.0), np.zeros(8)
