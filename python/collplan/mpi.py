@@ -9,6 +9,9 @@ Blocking::
     cmpi.allreduce(MPI.COMM_WORLD, x, y, op=MPI.SUM, algorithm="rabenseifner")
     cmpi.allgather(MPI.COMM_WORLD, block, out, algorithm="bruck")
 
+A blocking call reuses the request that the same call on the same communicator built before (bound to the new
+buffers; see docs/runtime.md), so it costs about what start() + wait() of a persistent request costs.
+
 Split-phase (the request can be started again: a persistent plan)::
 
     req = cmpi.iallreduce(MPI.COMM_WORLD, x, y, algorithm="ring")   # started
@@ -399,17 +402,19 @@ def ibarrier(*args, **kw) -> Request:
 # cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
 _CACHE_LIMIT = 32
 _caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
-_last = (None, None)  # the communicator (object) of the last call and its kept cache: spares the handle lookup
+_NO_LAST = (object(), None)
+_last = _NO_LAST  # the communicator (object) of the last call and its kept cache: spares the handle lookup
 _keyval: list = []  # the attribute key whose delete callback drops a communicator's cache
 
 
 def _cache_of(comm):
     """The communicator's kept cache, else a new one (kept once a request is kept in it: _keep)."""
     global _last
-    cache = _caches.get(comm.handle)
+    handle = _handle(comm)
+    cache = _caches.get(handle)
     if cache is None:
         MPI, mod = backend()
-        return mod.BlockingCache(comm.handle, MPI.IN_PLACE, _CACHE_LIMIT)
+        return mod.BlockingCache(handle, MPI.IN_PLACE, _CACHE_LIMIT)
     _last = (comm, cache)
     return cache
 
@@ -417,7 +422,7 @@ def _cache_of(comm):
 def _drop(handle=None) -> None:
     """Drops a communicator's cache (freed: its attribute's delete callback), or all of them (handle None)."""
     global _last
-    _last = (None, None)
+    _last = _NO_LAST
     if handle is None:
         _caches.clear()
     else:
