@@ -17,7 +17,6 @@
 #include <unordered_map>
 
 #include "collplan/runtime/mpi/calibrate.hpp"
-#include "collplan/runtime/mpi/check.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
 #include "collplan/runtime/mpi/timing.hpp"
