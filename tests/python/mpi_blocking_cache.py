@@ -1,8 +1,8 @@
 """The blocking calls' request cache of collplan.mpi under mpirun (test_mpi.py runs it under each MPI): repeated
 calls hit, results stay right when buffers, shapes, dtypes, operations, in place, algorithms, alltoallv counts or
 the wisdom file change, errors stay, no rank disagrees (alltoallv counts that change on one rank only), re-entrant
-and threaded calls, the bound, and freeing the communicator. Prints "blocking_cache P=N: K passed, M failed" on
-rank 0 and exits 1 on any failure."""
+and threaded calls, the bound, freeing the communicator and MPI_Finalize. Prints "blocking_cache P=N: K passed,
+M failed" on rank 0 and exits 1 on any failure."""
 import json
 import os
 import sys
@@ -289,6 +289,13 @@ def _():
 
 
 passed = sum(results)
+if not cmpi._caches:
+    results.append(False)
+    print(f"FAIL [rank {me}] no cache kept before MPI_Finalize", file=sys.stderr, flush=True)
+MPI.Finalize()  # deletes MPI_COMM_SELF's attributes: the caches go (while MPI still runs)
+if cmpi._caches:
+    results.append(False)
+    print(f"FAIL [rank {me}] caches kept after MPI_Finalize", file=sys.stderr, flush=True)
 if me == 0:
     print(f"blocking_cache P={P}: {passed} passed, {len(results) - passed} failed", flush=True)
-sys.exit(0 if passed == len(results) else 1)
+sys.exit(0 if all(results) else 1)
