@@ -10,8 +10,11 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
+#include <list>
 #include <optional>
 #include <type_traits>
+#include <unordered_map>
 
 #include "collplan/runtime/mpi/calibrate.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
@@ -57,6 +60,171 @@ std::vector<uint64_t> u64(const std::vector<long long>& v, const char* what) {
     return out;
 }
 
+// A buffer-protocol view of a Python object (C-contiguous; writable, with its format when asked), released with
+// the view.
+class View {
+public:
+    // False (the Python error cleared) when the object has no such buffer.
+    bool get(nb::handle obj, bool writable, bool format) {
+        const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0) | (format ? PyBUF_FORMAT : 0);
+        if (PyObject_GetBuffer(obj.ptr(), &view_, flags)) {
+            PyErr_Clear();
+            return false;
+        }
+        held_ = true;
+        return true;
+    }
+    void* data() const { return view_.buf; }
+    const char* format() const { return view_.format ? view_.format : "B"; }
+    Py_ssize_t itemsize() const { return view_.itemsize; }
+    Py_ssize_t len() const { return view_.len; }
+    ~View() {
+        if (held_) PyBuffer_Release(&view_);
+    }
+
+private:
+    Py_buffer view_{};
+    bool held_ = false;
+};
+
+// The blocking calls' requests of one communicator (python/collplan/mpi.py keeps one per communicator and says what
+// it caches): by key, at most `limit`, least recently used dropped first. The hot path of a blocking call is one
+// call of run(); a miss returns the key under which keep() stores the request the caller builds.
+class BlockingCache {
+public:
+    // The arguments that are not buffers (a hashable tuple), a reduction's operation (by identity), and per buffer
+    // its element format (reductions only), element size and bytes (recv, then send; none: in place or barrier).
+    struct Key {
+        nb::object args, op;
+        std::string formats;
+        std::array<Py_ssize_t, 4> sizes{-1, -1, -1, -1};
+        size_t hash = 0;
+        bool operator==(const Key& o) const {
+            if (hash != o.hash || op.ptr() != o.op.ptr() || sizes != o.sizes || formats != o.formats) return false;
+            const int eq = PyObject_RichCompareBool(args.ptr(), o.args.ptr(), Py_EQ);
+            if (eq < 0) PyErr_Clear();
+            return eq == 1;
+        }
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const { return k.hash; }
+    };
+    // The request (a Request, run here, or a Python callable target(send, recv): the MPI library's own
+    // collective), the algorithm's name, what the request refers to (kept alive), its alltoallv id.
+    struct Entry {
+        Key key;
+        nb::object target, algorithm, extra;
+        int64_t id = 0;
+        bool busy = false;  // running: a nested or concurrent call with this key builds its own
+    };
+
+    BlockingCache(uintptr_t comm, nb::object in_place, size_t limit)
+        : comm_(comm), in_place_(std::move(in_place)), limit_(limit) {}
+
+    // The call with arguments `args` and operation `op` (allreduce; False for the other collectives) on buffers
+    // `send` (None or MPI.IN_PLACE: in place) and `recv` (both None: barrier). Returns the algorithm that ran by the
+    // cached request; on a miss the key to keep() a new request under (nothing ran); None when a buffer is not a
+    // C-contiguous buffer (recv: a writable one) or `args` is not hashable: nothing ran, nothing to keep. With
+    // `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or all miss, by
+    // one small allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
+    nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, nb::handle op) {
+        const bool in_place = send.is_none() || send.is(in_place_);
+        const bool typed = !op.is(Py_False);
+        View in, out;
+        bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
+        const Py_hash_t h = usable ? PyObject_Hash(args.ptr()) : -1;
+        if (h == -1) PyErr_Clear(), usable = false;
+        Key key;
+        auto it = entries_.end();
+        if (usable) {
+            key.args = nb::borrow(args), key.op = nb::borrow(op);
+            if (!recv.is_none()) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
+            if (!in_place) (key.formats += '|') += in.format(), key.sizes[2] = in.itemsize(), key.sizes[3] = in.len();
+            key.hash = static_cast<size_t>(h) ^ std::hash<std::string>()(key.formats) * 31;
+            key.hash ^= reinterpret_cast<size_t>(op.ptr());
+            for (Py_ssize_t v : key.sizes) key.hash = key.hash * 1000003 ^ static_cast<size_t>(v);
+            auto found = index_.find(key);
+            if (found != index_.end() && !found->second->busy) it = found->second;
+        }
+        if (agree && !agreed(it != entries_.end() ? it->id : -1)) {
+            ++builds;
+            it = entries_.end();
+        }
+        if (!usable) return nb::none();
+        if (it == entries_.end()) return nb::cast(std::move(key));
+        entries_.splice(entries_.end(), entries_, it);  // the most recently used
+        Running running(*this, it);
+        if (nb::isinstance<Request>(it->target)) {
+            Request& r = *nb::inst_ptr<Request>(it->target);
+            if (!recv.is_none()) r.bind(in_place ? MPI_IN_PLACE : in.data(), out.data());
+            r.start();
+            r.wait();
+        } else {
+            it->target(in_place ? nb::none() : nb::borrow(send), nb::borrow(recv));
+        }
+        running.done = true;
+        ++hits;
+        return it->algorithm;
+    }
+
+    // Keeps the request the caller built after a miss, in place of one under this key that did not agree (alltoallv);
+    // not in place of one that runs (a nested or concurrent call's).
+    void keep(const Key& key, nb::object target, nb::object algorithm, nb::object extra, int64_t id) {
+        if (auto found = index_.find(key); found != index_.end()) {
+            if (found->second->busy) return;
+            erase(found->second);
+        }
+        entries_.push_back(Entry{key, std::move(target), std::move(algorithm), std::move(extra), id});
+        index_.emplace(key, std::prev(entries_.end()));
+        for (auto old = entries_.begin(); index_.size() > limit_ && old != entries_.end();)
+            old = old->busy ? std::next(old) : erase(old);
+    }
+
+    size_t size() const { return index_.size(); }
+    uint64_t hits = 0, misses = 0, builds = 0;
+
+private:
+    using Entries = std::list<Entry>;
+
+    // Marks an entry busy while it runs; a run that throws drops it (as a fresh request would be gone).
+    struct Running {
+        Running(BlockingCache& c, Entries::iterator e) : cache(c), entry(e) { entry->busy = true; }
+        ~Running() {
+            entry->busy = false;
+            if (!done) cache.erase(entry);
+        }
+        BlockingCache& cache;
+        Entries::iterator entry;
+        bool done = false;
+    };
+
+    Entries::iterator erase(Entries::iterator e) {
+        index_.erase(e->key);
+        return entries_.erase(e);
+    }
+
+    // True when every rank passes the same id >= 0 (collective over the communicator): a MIN-allreduce of (id, -id)
+    // by collplan's own recursive doubling, a persistent request (cheaper than MPI_Allreduce through MPICH).
+    bool agreed(int64_t id) {
+        if (comm_of(comm_) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
+        if (!agreement_)
+            agreement_ = allreduce_init(agree_in_, agree_out_, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_),
+                                        Choice{"allreduce/recursive_doubling", {}, Noncontig::automatic});
+        agree_in_[0] = id, agree_in_[1] = -id;
+        agreement_->start();
+        agreement_->wait();
+        return agree_out_[0] >= 0 && agree_out_[0] == -agree_out_[1];
+    }
+
+    uintptr_t comm_;
+    nb::object in_place_;
+    size_t limit_;
+    std::unique_ptr<Request> agreement_;
+    int64_t agree_in_[2] = {}, agree_out_[2] = {};
+    Entries entries_;  // least recently used first
+    std::unordered_map<Key, Entries::iterator, KeyHash> index_;
+};
+
 nb::dict stats(uintptr_t comm) {
     const CacheStats s = cache_stats(comm_of(comm));
     nb::dict d;
@@ -79,6 +247,18 @@ void bind_request(nb::module_& m) {
         .def_prop_ro("plan_was_cached", &Request::plan_was_cached)
         .def_prop_ro("datatypes", [](const Request& r) { return r.plan().datatypes(); })
         .def_prop_ro("stage_bytes", [](const Request& r) { return r.plan().stage_bytes(); });
+}
+
+void bind_blocking_cache(nb::module_& m) {
+    nb::class_<BlockingCache::Key>(m, "BlockingCacheKey");
+    nb::class_<BlockingCache>(m, "BlockingCache")
+        .def(nb::init<uintptr_t, nb::object, size_t>(), "comm"_a, "in_place"_a, "limit"_a)
+        .def("run", &BlockingCache::run, "args"_a, "send"_a.none(), "recv"_a.none(), "agree"_a, "op"_a.none())
+        .def("keep", &BlockingCache::keep, "key"_a, "target"_a, "algorithm"_a, "extra"_a, "id"_a)
+        .def_prop_ro("size", &BlockingCache::size)
+        .def_rw("hits", &BlockingCache::hits)
+        .def_rw("misses", &BlockingCache::misses)
+        .def_ro("builds", &BlockingCache::builds);
 }
 
 void bind_collectives(nb::module_& m) {
@@ -187,6 +367,7 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     m.attr("home") = COLLPLAN_MPI_HOME;
     bind_request(m);
     bind_collectives(m);
+    bind_blocking_cache(m);
     bind_timing(m);
     bind_calibrate(m);
 }

@@ -9,6 +9,9 @@ Blocking::
     cmpi.allreduce(MPI.COMM_WORLD, x, y, op=MPI.SUM, algorithm="rabenseifner")
     cmpi.allgather(MPI.COMM_WORLD, block, out, algorithm="bruck")
 
+A blocking call reuses the request that the same call on the same communicator built before (bound to the new
+buffers; see docs/runtime.md), so it costs about what start() + wait() of a persistent request costs.
+
 Split-phase (the request can be started again: a persistent plan)::
 
     req = cmpi.iallreduce(MPI.COMM_WORLD, x, y, algorithm="ring")   # started
@@ -35,6 +38,7 @@ COLLPLAN_MPI=openmpi|mpich overrides the guess.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
@@ -151,9 +155,10 @@ def _params(params: dict) -> dict[str, str]:
 class Request:
     """A collplan collective in flight: start() / test() / wait(); restartable (persistent plan)."""
 
-    def __init__(self, native, keep):
+    def __init__(self, native, buffers, extra=()):
         self._native = native
-        self._keep = keep  # the arrays the executor reads and writes stay alive with the request
+        self._keep = buffers  # the arrays the executor reads and writes stay alive with the request
+        self._extra = extra   # and what else it refers to (a committed datatype, the operation)
 
     def start(self) -> "Request":
         self._native.start()
@@ -177,18 +182,23 @@ class Request:
     def plan_was_cached(self) -> bool:
         return self._native.plan_was_cached
 
+    def _entry(self, ident: int) -> tuple:
+        """This request as an entry of a blocking calls' cache (BlockingCache), without its buffers."""
+        return self._native, self.algorithm, self._extra, ident
+
     def __repr__(self) -> str:
         return f"<collplan.mpi.Request {self.algorithm} {'active' if self.active else 'idle'}>"
 
 
 class NativeRequest:
-    """The MPI library's own collective behind the Request interface (algorithm="auto" chose "native")."""
+    """The MPI library's own collective behind the Request interface (algorithm="auto" chose "native"):
+    `start(send, recv)` starts mpi4py's non-blocking call on those buffers (send None: in place)."""
 
-    def __init__(self, start, keep):
-        self._start, self._keep, self._req = start, keep, None
+    def __init__(self, start, buffers, extra=()):
+        self._start, self._keep, self._extra, self._req = start, buffers, extra, None
 
     def start(self) -> "NativeRequest":
-        self._req = self._start()
+        self._req = self._start(*self._keep)
         return self
 
     def test(self) -> bool:
@@ -202,6 +212,13 @@ class NativeRequest:
         if self._req is not None:
             self._req.Wait()
             self._req = None
+
+    def _run(self, send, recv) -> None:
+        """The blocking call on other buffers of the same shape (BlockingCache.run checked them)."""
+        self._start(send, recv).Wait()
+
+    def _entry(self, ident: int) -> tuple:
+        return self._run, "native", self._extra, ident
 
     @property
     def active(self) -> bool:
@@ -261,7 +278,7 @@ def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom
         chosen = _auto(comm, collective, block, params, wisdom)
         if chosen is None:
             start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
-            return NativeRequest(lambda: start(MPI.IN_PLACE if send is None else send, out), (send, out))
+            return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
         algorithm, params = chosen
     init = mod.allgather_init if collective == "allgather" else mod.alltoall_init
     native = init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
@@ -307,8 +324,8 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
         if chosen is None:
             counts = [int(c) for c in recvcounts], _displs(recvcounts, rdispls)
             sends = counts if send is None else ([int(c) for c in sendcounts], _displs(sendcounts, sdispls))
-            return NativeRequest(lambda: comm.Ialltoallv(MPI.IN_PLACE if send is None else [send, sends],
-                                                         [out, counts]), (send, out))
+            return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
+                                 (send, out))
         algorithm, params = chosen
     native = mod.alltoallv_init(_handle(comm), None if send is None else send.ctypes.data, sc, sd, out.ctypes.data,
                                 rc, rd, _algorithm("alltoallv", algorithm), _params(params), mode)
@@ -332,13 +349,13 @@ def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None
     if algorithm == "auto":
         chosen = _auto(comm, "allreduce", out.nbytes, params, wisdom, op)
         if chosen is None:
-            return NativeRequest(lambda: comm.Iallreduce(MPI.IN_PLACE if send is None else [send, datatype],
-                                                         [out, datatype], op), (send, out, datatype, op))
+            return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
+                                                              [r, datatype], op), (send, out), (datatype, op))
         algorithm, params = chosen
     native = mod.allreduce_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, out.size,
                                 MPI._handleof(datatype), MPI._handleof(op), _algorithm("allreduce", algorithm),
                                 _params(params), mode)
-    return Request(native, (send, out, datatype, op))
+    return Request(native, (send, out), (datatype, op))
 
 
 def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
@@ -347,7 +364,7 @@ def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisd
     if algorithm == "auto":
         chosen = _auto(comm, "barrier", 0, params, wisdom)
         if chosen is None:
-            return NativeRequest(comm.Ibarrier, ())
+            return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
         algorithm, params = chosen
     native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
     return Request(native, ())
@@ -373,22 +390,146 @@ def ibarrier(*args, **kw) -> Request:
     return barrier_init(*args, **kw).start()
 
 
-def _blocking(start):
-    """The blocking form of a split-phase collective: start, wait, return the algorithm that ran."""
-    def run(*args, **kw) -> str:
-        r = start(*args, **kw)
-        r.wait()
-        return r.algorithm
-    run.__name__ = start.__name__[1:]
-    run.__doc__ = f"Blocking {run.__name__}; returns the algorithm that ran (arguments as {start.__name__})."
-    return run
+# ---------------------------------------------------------------------------------------- blocking calls
+# A blocking call runs the request that an earlier call with the same arguments built, bound to this call's buffers
+# (Request::bind). Per communicator, requests by key: the function and every argument but the buffers' addresses
+# (algorithm, parameters, mode, for "auto" the wisdom file's path, mtime and size; operation by identity; alltoallv's
+# counts and displacements) plus each buffer's element format, element size and bytes (None: in place); at most
+# _CACHE_LIMIT, least recently used dropped first. A nested or concurrent call with the key of a request that runs
+# builds its own. Only alltoallv's request depends on other ranks' arguments (the count matrix): every call asks the
+# ranks whether all hit the same entry (one small allreduce), else all build. Buffers without a C-contiguous buffer
+# (lists) or unhashable arguments run uncached. The hot path is one call into the extension (BlockingCache.run); the
+# cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
+_CACHE_LIMIT = 32
+_caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
+_NO_LAST = (object(), None)
+_last = _NO_LAST  # the communicator (object) of the last call and its kept cache: spares the handle lookup
+_keyval: list = []  # the attribute key whose delete callback drops a communicator's cache
 
 
-allgather = _blocking(iallgather)
-alltoall = _blocking(ialltoall)
-alltoallv = _blocking(ialltoallv)
-allreduce = _blocking(iallreduce)
-barrier = _blocking(ibarrier)
+def _cache_of(comm):
+    """The communicator's kept cache, else a new one (kept once a request is kept in it: _keep)."""
+    global _last
+    handle = _handle(comm)
+    cache = _caches.get(handle)
+    if cache is None:
+        MPI, mod = backend()
+        return mod.BlockingCache(handle, MPI.IN_PLACE, _CACHE_LIMIT)
+    _last = (comm, cache)
+    return cache
+
+
+def _drop(handle=None) -> None:
+    """Drops a communicator's cache (freed: its attribute's delete callback), or all of them (handle None)."""
+    global _last
+    _last = _NO_LAST
+    if handle is None:
+        _caches.clear()
+    else:
+        _caches.pop(handle, None)
+
+
+def _keep(comm, cache) -> None:
+    """Keeps the communicator's cache (until the communicator is freed: an attribute's delete callback)."""
+    global _last
+    handle = comm.handle
+    if _caches.get(handle) is not cache:
+        MPI, _ = backend()
+        if not _keyval:
+            _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _drop(h)))
+            # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
+            # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
+            MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _drop()), 0)
+            atexit.register(_drop)
+        comm.Set_attr(_keyval[0], handle)
+        _caches[handle] = cache
+    _last = (comm, cache)
+
+
+def _build(comm, cache, key, init, *args, **kw) -> str:
+    """The blocking call by a new request, init(*args, **kw); kept under `key` after it ran (None: a buffer that the
+    cache cannot take: the request gives the checks and errors of a call without the cache, and is not kept)."""
+    req = init(*args, **kw)
+    ident = cache.builds  # alltoallv: the id every rank gives this request (BlockingCache.run)
+    req.start()
+    req.wait()
+    if key is not None:
+        _keep(comm, cache)
+        cache.misses += 1
+        cache.keep(key, *req._entry(ident))
+    return req.algorithm
+
+
+def _wisdom_key(wisdom):
+    """What algorithm="auto" depends on besides the call's arguments: the wisdom file, its mtime and size."""
+    path = wisdom or os.environ.get("COLLPLAN_WISDOM")
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return path, None  # the call raises (_wisdom_text)
+    return path, st and (st.st_mtime_ns, st.st_size)
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted(_params(params).items()))
+
+
+def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+              **params) -> str:
+    """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((allgather_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
+    return key if type(key) is str else _build(comm, cache, key, allgather_init, comm, sendbuf, recvbuf, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
+
+
+def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+             **params) -> str:
+    """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((alltoall_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
+    return key if type(key) is str else _build(comm, cache, key, alltoall_init, comm, sendbuf, recvbuf, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
+
+
+def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
+              rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> str:
+    """Blocking alltoallv; returns the algorithm that ran (arguments as alltoallv_init)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((alltoallv_init, None if sendcounts is None else tuple(sendcounts),
+                     None if sdispls is None else tuple(sdispls), tuple(recvcounts),
+                     None if rdispls is None else tuple(rdispls), algorithm, mode,
+                     _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ()),
+                    sendbuf, recvbuf, True, False)
+    return key if type(key) is str else _build(comm, cache, key, alltoallv_init, comm, sendbuf, sendcounts, recvbuf,
+                                               recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
+                                               wisdom=wisdom, **params)
+
+
+def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
+              wisdom: str | None = None, **params) -> str:
+    """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((allreduce_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, op)
+    return key if type(key) is str else _build(comm, cache, key, allreduce_init, comm, sendbuf, recvbuf, op, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
+
+
+def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
+    """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), None, None, False, False)
+    return key if type(key) is str else _build(comm, cache, key, barrier_init, comm, algorithm, mode=mode,
+                                               wisdom=wisdom, **params)
 
 
 def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:
@@ -399,6 +540,10 @@ def applies(collective: str, algorithm: str, ranks: int, params: dict | None = N
 
 
 def cache_stats(comm) -> dict:
-    """Schedules and plans cached for this communicator, with hit and miss counts."""
-    _, mod = backend()
-    return mod.cache_stats(_handle(comm))
+    """Schedules and plans cached for this communicator, with hit and miss counts; and the requests the blocking
+    calls keep (blocking_requests), with their hits and misses."""
+    MPI, mod = backend()
+    handle = MPI._handleof(comm)
+    cache = _caches.get(handle)
+    blocking = (cache.size, cache.hits, cache.misses) if cache is not None else (0, 0, 0)
+    return {**mod.cache_stats(handle), **dict(zip(("blocking_requests", "blocking_hits", "blocking_misses"), blocking))}

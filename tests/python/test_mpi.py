@@ -1,5 +1,6 @@
-"""The MPI runtime from Python, under both MPIs: the Python API (tests/mpi/mpi4py_api.py), `collplan run`, and the
-PMPI library preloaded into an unmodified mpi4py program. Every mpirun has a timeout: a hang fails the test.
+"""The MPI runtime from Python, under both MPIs: the Python API (tests/mpi/mpi4py_api.py), its blocking calls'
+request cache (mpi_blocking_cache.py), `collplan run`, and the PMPI library preloaded into an unmodified mpi4py
+program. Every mpirun has a timeout: a hang fails the test.
 (The C++ executor tests and the C program under the PMPI library run in ctest: cmake/mpi_runtime.cmake.)"""
 from __future__ import annotations
 
@@ -47,6 +48,15 @@ def test_python_api(abi, n):
     r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi4py_api.py")])
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"mpi4py_api P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("n", [2, 3])
+def test_blocking_call_cache(abi, n):
+    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "python" / "mpi_blocking_cache.py")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"blocking_cache P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
+    assert "leaked" not in r.stderr, r.stderr  # the cached requests are freed before the extension module
 
 
 @pytest.mark.parametrize("abi", ABIS)
