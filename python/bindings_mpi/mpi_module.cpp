@@ -157,8 +157,7 @@ public:
         if (nb::isinstance<Request>(it->target)) {
             Request& r = *nb::inst_ptr<Request>(it->target);
             if (!recv.is_none()) r.bind(in_place ? MPI_IN_PLACE : in.data(), out.data());
-            r.start();
-            r.wait();
+            r.run();
         } else {
             it->target(in_place ? nb::none() : nb::borrow(send), nb::borrow(recv));
         }
@@ -211,8 +210,7 @@ private:
             agreement_ = allreduce_init(agree_in_, agree_out_, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_),
                                         Choice{"allreduce/recursive_doubling", {}, Noncontig::automatic});
         agree_in_[0] = id, agree_in_[1] = -id;
-        agreement_->start();
-        agreement_->wait();
+        agreement_->run();
         return agree_out_[0] >= 0 && agree_out_[0] == -agree_out_[1];
     }
 
