@@ -67,7 +67,7 @@ def main() -> None:
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()
     if me == 0:
-        print(f"# {MPI.Get_library_version().splitlines()[0].strip()}; P={comm.Get_size()}; "
+        print(f"# {MPI.Get_library_version().splitlines()[0].replace(chr(0), '').strip()}; P={comm.Get_size()}; "
               f"load average at start {os.getloadavg()[0]:.2f}")
         print("| collective | size | mpi4py us | collplan blocking us | persistent start+wait us | blocking / mpi4py "
               "| persistent / mpi4py |")
