@@ -10,7 +10,7 @@ Blocking::
     cmpi.allgather(MPI.COMM_WORLD, block, out, algorithm="bruck")
 
 A blocking call reuses the request that the same call on the same communicator built before (bound to the new
-buffers; see docs/runtime.md), so it costs about what start() + wait() of a persistent request costs.
+buffers; see docs/runtime.md): a small one costs about what mpi4py's own blocking collective costs.
 
 Split-phase (the request can be started again: a persistent plan)::
 
