@@ -162,6 +162,18 @@ TEST(Wisdom, OperationAndTopologyNarrowTheMatch) {
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "barrier", "algorithm": "x", "op": 3}]})"), Error);
 }
 
+TEST(Wisdom, DeepNestingIsRefusedNotACrash) {
+    const std::string ok = R"({"format": "collplan-wisdom/1", "entries": [], "note": )" + std::string(60, '[') + std::string(60, ']') + "}";
+    EXPECT_TRUE(parse_wisdom(ok).entries.empty());
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    try {
+        parse_wisdom(deep);
+        FAIL() << "a million nested arrays parsed";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("at most 64 nested"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Wisdom, ErrorsNameTheProblem) {
     EXPECT_THROW(parse_wisdom("{}"), Error);
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/2", "entries": []})"), Error);

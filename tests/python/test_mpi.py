@@ -117,6 +117,18 @@ def test_pmpi_wisdom_and_fallback(abi, tmp_path):
     assert re.search(r"^collplan: MPI_Allgather(_c)? P=3 52B -> native \(no algorithm chosen\)$", r.stderr, re.M), r.stderr
 
 
+@pytest.mark.parametrize("abi", ABIS)
+def test_pmpi_with_a_deeply_nested_wisdom_file_warns_and_runs_natively(abi, tmp_path):
+    wisdom = tmp_path / "wisdom.json"
+    wisdom.write_text("[" * 1000000 + "]" * 1000000)  # crashed every program that read it, before nesting was bounded
+    r = mpirun(abi, 2, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
+                        str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")], {"COLLPLAN_WISDOM": str(wisdom)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pmpi_mpi4py: all checks passed" in r.stdout
+    assert re.search(r"^collplan: warning: wisdom: .*at most 64 nested.*the MPI library's collectives run instead$",
+                     r.stderr, re.M), r.stderr
+
+
 def test_pmpi_command_prints_the_libraries():
     r = subprocess.run([sys.executable, "-m", "collplan", "pmpi"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -143,6 +143,15 @@ def test_a_bad_wisdom_file_is_left_alone(tmp_path, capsys):
     assert "wisdom" in capsys.readouterr().err and w.read_text() == before
 
 
+def test_a_deeply_nested_wisdom_file_is_one_line_not_a_crash(tmp_path, capsys):
+    w = tmp_path / "w.json"
+    w.write_text("[" * 1000000 + "]" * 1000000)  # crashed the reader's stack (segfault) before it bounded nesting
+    before = w.read_text()
+    assert main(["plan", "--collective", "barrier", "--ranks", "4", "--machine", "ib-qdr", "--wisdom", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert "at most 64 nested" in err and len(err.strip().splitlines()) == 1 and w.read_text() == before
+
+
 
 def _measured(times, samples):
     """A measured plan of two sizes: candidate 0 a schedule, candidate 1 the MPI library's own collective."""

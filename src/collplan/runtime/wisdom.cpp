@@ -88,7 +88,18 @@ private:
         if (!eat('"')) fail("'\"'");
         return s;
     }
+    // Arrays and objects nest at most kMaxDepth deep (a wisdom file nests 3): deeper input is refused with one line
+    // instead of exhausting the stack (a crafted file once crashed every MPI program that read it).
+    static constexpr int kMaxDepth = 64;
+    struct Nest {
+        Reader& r;
+        explicit Nest(Reader& rd) : r(rd) {
+            if (++r.depth_ > kMaxDepth) r.fail("at most " + std::to_string(kMaxDepth) + " nested arrays and objects");
+        }
+        ~Nest() { --r.depth_; }
+    };
     Json array() {
+        Nest nest(*this);
         Json v;
         v.type = Json::array;
         eat('[');
@@ -99,6 +110,7 @@ private:
         return v;
     }
     Json object() {
+        Nest nest(*this);
         Json v;
         v.type = Json::object;
         eat('{');
@@ -115,6 +127,7 @@ private:
 
     const std::string& t_;
     size_t p_ = 0;
+    int depth_ = 0;
 };
 
 uint64_t as_bytes(const Json& v, const std::string& what) {
