@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -128,10 +130,46 @@ def test_estimate_json_fields_and_bounds():
 
 def test_estimate_table_and_plot(tmp_path):
     png = tmp_path / "sub" / "a2a.png"
-    p = run("estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr", "--sizes",
-            "16B..4KiB", "--plot", str(png), check=0)
+    args = ("estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr", "--sizes", "16B..4KiB",
+            "--plot", str(png))
+    p = run(*args, check=2)  # a missing directory is an error, not created behind the user's back
+    assert "does not exist" in p.stderr and len(p.stderr.strip().splitlines()) == 1 and not png.parent.exists()
+    png.parent.mkdir()
+    p = run(*args, check=0)
     assert "lower bound" in p.stdout and "pairwise" in p.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_output_files_are_written_as_their_users_expect(tmp_path, capsysbinary):
+    from collplan.cli import atomic_write
+    from collplan._core import CollplanError
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    real.chmod(0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic_write(str(link), "new")  # a symlink is followed: the target is written, the link stays
+    assert link.is_symlink() and real.read_text() == "new" and (real.stat().st_mode & 0o777) == 0o640
+    ro = tmp_path / "ro.json"
+    ro.write_text("keep")
+    ro.chmod(0o444)
+    with pytest.raises(CollplanError, match="read-only"):  # refused even as root, mode and content kept
+        atomic_write(str(ro), "x")
+    assert ro.read_text() == "keep" and (ro.stat().st_mode & 0o777) == 0o444
+    with pytest.raises(CollplanError, match="is a directory"):
+        atomic_write(str(tmp_path), "x")
+    if os.path.exists("/dev/full"):  # a device is written through, never replaced; a failed write is an error
+        with pytest.raises(CollplanError, match="cannot write /dev/full"):
+            atomic_write("/dev/full", "x" * 100000)
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    atomic_write(str(fifo), "through the fifo")
+    assert reader.communicate(timeout=30)[0] == b"through the fifo" and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    atomic_write("-", "to stdout")
+    assert capsysbinary.readouterr().out == b"to stdout"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link.txt", "real.txt", "ro.json"]  # no temp files
 
 
 def test_export_text_round_trips_and_goal(tmp_path):
