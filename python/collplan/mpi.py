@@ -474,26 +474,26 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted(_params(params).items()))
 
 
+def _block(init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params) -> str:
+    """Blocking allgather or alltoall (init: allgather_init or alltoall_init) through the communicator's cache."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
+    return key if type(key) is str else _build(comm, cache, key, init, comm, sendbuf, recvbuf, algorithm,
+                                               mode=mode, wisdom=wisdom, **params)
+
+
 def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
               **params) -> str:
     """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((allgather_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
-    return key if type(key) is str else _build(comm, cache, key, allgather_init, comm, sendbuf, recvbuf, algorithm,
-                                               mode=mode, wisdom=wisdom, **params)
+    return _block(allgather_init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
 
 
 def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
              **params) -> str:
     """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((alltoall_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
-    return key if type(key) is str else _build(comm, cache, key, alltoall_init, comm, sendbuf, recvbuf, algorithm,
-                                               mode=mode, wisdom=wisdom, **params)
+    return _block(alltoall_init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
 
 
 def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,

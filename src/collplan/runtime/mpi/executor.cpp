@@ -253,16 +253,10 @@ void Execution::run(const RunArgs& a) {
             unstage(rn);
             continue;
         }
-        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
-            const Node& n = plan_->nodes_[i];
-            if (n.kind == OpKind::send || n.kind == OpKind::recv) post(i);
-            else local(n);
-        }
+        open_group();
         if (reqs_.empty()) continue;
         check(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-        for (uint32_t i : req_node_) unstage(plan_->nodes_[i]);
-        reqs_.clear();
-        req_node_.clear();
+        finish_group();
     }
     active_ = false;
 }
@@ -272,20 +266,31 @@ void Execution::run(const RunArgs& a) {
 void Execution::run_groups() {
     const auto& gb = plan_->group_begin_;
     for (; group_ + 1 < gb.size(); ++group_) {
-        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
-            const Node& n = plan_->nodes_[i];
-            if (n.kind == OpKind::send || n.kind == OpKind::recv) post(i);
-            else local(n);
-        }
+        open_group();
         if (!reqs_.empty()) return;
     }
     active_ = false;
 }
 
-void Execution::end_group() {
+// Posts the messages of group_ in program order and runs its local ops.
+void Execution::open_group() {
+    const auto& gb = plan_->group_begin_;
+    for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
+        const Node& n = plan_->nodes_[i];
+        if (n.kind == OpKind::send || n.kind == OpKind::recv) post(i);
+        else local(n);
+    }
+}
+
+// After the group's requests completed: unstages its receives.
+void Execution::finish_group() {
     for (uint32_t i : req_node_) unstage(plan_->nodes_[i]);
     reqs_.clear();
     req_node_.clear();
+}
+
+void Execution::end_group() {
+    finish_group();
     ++group_;
     run_groups();
 }

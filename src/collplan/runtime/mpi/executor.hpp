@@ -131,6 +131,8 @@ private:
     void begin(const RunArgs& a);
     Message message(uint32_t i);
     void run_groups();
+    void open_group();
+    void finish_group();
     void end_group();
     void post(uint32_t i);
     void local(const Node& n);
