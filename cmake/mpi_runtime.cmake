@@ -90,14 +90,17 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
     else()
       list(APPEND mpi_env "MPIR_CVAR_CH4_PROGRESS_THROTTLE=1" "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=1")
     endif()
+    # tests/python/mpi_launch.py launches again when Open MPI's launcher fails at start-up (before the program runs)
+    find_package(Python3 COMPONENTS Interpreter REQUIRED)
+    set(mpi_launch ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/python/mpi_launch.py)
     foreach(P RANGE 1 ${COLLPLAN_MPI_TEST_MAX_RANKS})
       add_test(NAME mpi_${abi}_P${P}
-               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} $<TARGET_FILE:collplan_mpi_tests_${abi}>)
+               COMMAND ${mpi_launch} ${home}/bin/mpirun -n ${P} ${oversubscribe} $<TARGET_FILE:collplan_mpi_tests_${abi}>)
       set_tests_properties(mpi_${abi}_P${P} PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT "${mpi_env}")
     endforeach()
     foreach(P 1 3 4)
       add_test(NAME pmpi_${abi}_P${P}
-               COMMAND ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
+               COMMAND ${mpi_launch} ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
                        LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_VERBOSE=1
                        COLLPLAN_ALLGATHER=ring COLLPLAN_ALLTOALL=pairwise COLLPLAN_ALLREDUCE=recursive_doubling
                        COLLPLAN_BARRIER=dissemination:n=2 $<TARGET_FILE:pmpi_prog_${abi}>)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-
+import mpi_launch
 from collplan import mpi as cmpi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,9 +37,24 @@ def mpirun(abi: str, n: int, args: list[str], env: dict | None = None) -> subpro
     for k in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI"):  # the launcher decides
         full_env.pop(k, None)
     try:
-        return subprocess.run(cmd + args, capture_output=True, text=True, timeout=TIMEOUT_S, env=full_env, cwd=ROOT)
+        return mpi_launch.run(cmd + args, timeout=TIMEOUT_S, env=full_env, cwd=ROOT)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"{' '.join(cmd + args)} hung for {TIMEOUT_S} s\n{e.stdout}\n{e.stderr}")
+
+
+def test_launch_is_repeated_only_when_the_launcher_failed_at_start_up(tmp_path):
+    count = tmp_path / "launches"
+    flaky = ("echo x >> launches; [ $(wc -l < launches) -ge 2 ] && { echo ran; exit 0; }; "
+             "echo \"The PMIx server's listener thread failed to start. We cannot\" >&2; exit 213")
+    r = mpi_launch.run(["sh", "-c", flaky], cwd=tmp_path, timeout=30)
+    assert (r.returncode, r.stdout, count.read_text().count("x")) == (0, "ran\n", 2)
+    count.unlink()
+    always = "echo x >> launches; echo \"The PMIx server's listener thread failed to start.\" >&2; exit 213"
+    r = mpi_launch.run(["sh", "-c", always], cwd=tmp_path, timeout=30)
+    assert r.returncode == 213 and count.read_text().count("x") == 1 + mpi_launch.RETRIES
+    count.unlink()
+    r = mpi_launch.run(["sh", "-c", "echo x >> launches; echo 'rank 1: FAIL' >&2; exit 1"], cwd=tmp_path, timeout=30)
+    assert r.returncode == 1 and count.read_text().count("x") == 1  # the program's own failure: reported at once
 
 
 @pytest.mark.parametrize("abi", ABIS)
