@@ -8,7 +8,7 @@ def _finish(fig, ax, path: str, ylabel: str, title: str, legend_size: int) -> No
     """Log time axis, labels, grid and legend; the PNG written atomically."""
     import matplotlib.pyplot as plt
 
-    from .cli import atomic_write
+    from .output import atomic_write
 
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")

@@ -11,7 +11,7 @@ from ._core import CollplanError
 def _save(fig, path: str) -> None:
     import matplotlib.pyplot as plt
 
-    from .cli import atomic_write
+    from .output import atomic_write
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)

@@ -147,7 +147,7 @@ def write_matrix(path: str, matrix: Matrix, fmt: str | None = None) -> str:
     else:
         raise CollplanError(f"unknown matrix format '{fmt}' (allowed: csv, mtx, json)")
     if path != "-":
-        from .cli import atomic_write
+        from .output import atomic_write
         atomic_write(path, text)
     return text
 

@@ -141,7 +141,7 @@ def test_estimate_table_and_plot(tmp_path):
 
 
 def test_output_files_are_written_as_their_users_expect(tmp_path, capsysbinary):
-    from collplan.cli import atomic_write
+    from collplan.output import atomic_write
     from collplan._core import CollplanError
     real = tmp_path / "real.txt"
     real.write_text("old")

@@ -1,6 +1,6 @@
-"""Sub-commands beyond the core ones in cli.py, one module each.
+"""The sub-commands, one module each (_common.py: what several share).
 
-A module here defines ``register(subparsers)``, which adds its parser(s) and sets ``func`` to a function taking
+A module here (but _common) defines ``register(subparsers)``, which adds its parser(s) and sets ``func`` to a function taking
 the parsed arguments and returning the exit code. cli.py discovers the modules; nothing else lists them. Errors
 are raised as CollplanError (one line, exit 2).
 """
@@ -12,4 +12,5 @@ import pkgutil
 
 def register_all(subparsers) -> None:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        importlib.import_module(f"{__name__}.{info.name}").register(subparsers)
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}").register(subparsers)

@@ -19,7 +19,8 @@ import time
 from .. import calibrate as cal
 from .. import mpi as cmpi
 from ..measure import backend_as_programs_run
-from .._core import CollplanError, format_bytes, format_time, parse_size
+from .._core import CollplanError, format_bytes, parse_size
+from ..output import atomic_write
 
 MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
 ROUNDS = 5               # the size sweeps run this often, interleaved, so a burst of load elsewhere on the machine
@@ -228,7 +229,6 @@ def cmd_calibrate(args) -> int:
     if args.out:
         from pathlib import Path
 
-        from ..cli import atomic_write
         text = cal.machine_toml(result, args.model, args.name or Path(args.out).stem)
         cal.check_machine_text(text, args.out)  # nothing is written unless load_machine would accept it
         atomic_write(args.out, text)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 
 from .._core import CollplanError
-from ..cli import OPS
+from ..api import OPS
 from ..machines import machine_names
+from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
 
@@ -44,7 +45,6 @@ def register(sub) -> None:
 
 def cmd_plan(args) -> int:
     from .._core import parse_time
-    from ..cli import atomic_write
     if args.evaluator == "measure":
         from ..measure import plan_measured
         if args.topology:

@@ -18,6 +18,8 @@ from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_sizes
 from ..api import algorithms
 from ..measure import Case, backend_as_programs_run, time_request
+from ..output import atomic_write
+from ._common import params_of
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
@@ -88,8 +90,7 @@ def cmd_run(args) -> int:
     MPI, _ = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()
-    from ..cli import _params
-    params = _params(args.param)
+    params = params_of(args.param)
     if args.iters < 1 or args.warmup < 0:
         raise CollplanError(f"--iters {args.iters} / --warmup {args.warmup} invalid (allowed: iters >= 1, warmup >= 0)")
     sizes = [0] if args.collective == "barrier" else list(parse_sizes(args.sizes))
@@ -116,7 +117,6 @@ def cmd_run(args) -> int:
             if args.json == "-":
                 print(text)
             else:
-                from ..cli import atomic_write
                 atomic_write(args.json, text + "\n")
         if args.json != "-":
             _print_table(rows, header)

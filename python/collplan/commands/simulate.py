@@ -7,14 +7,14 @@ import sys
 from .. import _core
 from .._core import CollplanError
 from ..api import algorithms, schedule
-from ..cli import COLLECTIVES, _add_problem, _params, _ranks_topology, _schedule_from_args
 from ..machines import load_machine, machine_names
 from ..sim import FIDELITIES, simulate
+from ._common import add_problem, ranks_topology, schedule_from_args
 
 
 def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets")
-    _add_problem(p)
+    add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=0.25ns/B")
@@ -43,12 +43,12 @@ def _network(args) -> str:
 
 def _schedules(args, machine_topo: str) -> list:
     if args.schedule or args.algorithm != "all":
-        return [_schedule_from_args(args, machine_topo)]
+        return [schedule_from_args(args, machine_topo)]
     if not args.collective:
         raise CollplanError("simulate needs --collective with --algorithm all")
     if args.param:
         raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
-    ranks, topo = _ranks_topology(args, machine_topo)
+    ranks, topo = ranks_topology(args, machine_topo)
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
     out = [schedule(a["name"], ranks=ranks, topology=topo) for a in algorithms(args.collective)
            if not _core.applies(a["name"], p, topo or "", {})]

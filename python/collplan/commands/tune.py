@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from .._core import CollplanError
+from ._common import params_of
 
 
 def register(sub) -> None:
@@ -19,9 +20,8 @@ def register(sub) -> None:
 
 
 def cmd_tune(args) -> int:
-    from ..cli import _params
     from ..gossip import tune
-    fixed = _params(args.param)
+    fixed = params_of(args.param)
     for r in args.r:
         if not r >= 0:
             raise CollplanError(f"--r {r} is invalid (allowed: >= 0)")

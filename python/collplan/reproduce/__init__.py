@@ -83,7 +83,7 @@ def format_table(columns: list[str], rows: list[list]) -> str:
 
 def write_outputs(name: str, report: Report, out: Path) -> list[Path]:
     """Write CSV, JSON and figures; each file appears complete or not at all."""
-    from ..cli import atomic_write
+    from ..output import atomic_write
     out.mkdir(parents=True, exist_ok=True)  # --out names a directory: created, as the reproduce docs say
     written = []
     buf = io.StringIO()

@@ -164,7 +164,7 @@ def _plot_ratios(sims, sweep, tori, size, mtu, header, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..cli import atomic_write
+    from ..output import atomic_write
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100, gridspec_kw={"width_ratios": [2, 1]})
     width = 0.09
     for i, alg in enumerate(ALGORITHMS):

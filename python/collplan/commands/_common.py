@@ -1,0 +1,73 @@
+"""What several commands share: the problem options (--collective, --algorithm, --schedule, --ranks, --topology,
+--param, --matrix) and turning them into a schedule."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import _core
+from .._core import CollplanError
+from ..api import schedule
+
+COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
+
+
+def params_of(pairs: list[str] | None) -> dict:
+    out = {}
+    for p in pairs or []:
+        if "=" not in p or p.startswith("="):
+            raise CollplanError(f"--param '{p}' is not of the form NAME=VALUE")
+        k, v = p.split("=", 1)
+        out[k] = v
+    return out
+
+
+def matrix_of(args):
+    """alltoallv: the --matrix (a file or a generator spec; its P defaults to --ranks), else None."""
+    if not getattr(args, "matrix", None):
+        return None
+    from ..unstructured import matrix_from_spec
+    m = matrix_from_spec(args.matrix, args.ranks)
+    if args.ranks is None and not args.topology:
+        args.ranks = len(m)
+    return m
+
+
+def ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | None]:
+    if args.ranks is None and not args.topology and not machine_topology:
+        raise CollplanError("give --ranks P or --topology T")
+    return args.ranks, args.topology or (None if args.ranks is not None else machine_topology)
+
+
+def read_schedule(path: str) -> _core.Schedule:
+    """A schedule from its text form (docs/schedule.md); errors name the file and line."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise CollplanError(f"cannot read schedule file {path}: {e.strerror}") from None
+    try:
+        return _core.Schedule.from_text(text)
+    except CollplanError as e:
+        raise CollplanError(f"{path}: {e}") from None
+
+
+def schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
+    if args.schedule:
+        return read_schedule(args.schedule)
+    if not args.algorithm or not args.collective:
+        raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
+    matrix = matrix_of(args)
+    ranks, topo = ranks_topology(args, machine_topology)
+    return schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param), collective=args.collective,
+                    matrix=matrix)
+
+
+def add_problem(p, need_algorithm=True):
+    p.add_argument("--collective", choices=COLLECTIVES)
+    p.add_argument("--algorithm", help="name, e.g. ring or allgather/ring" + (" or all" if need_algorithm else ""))
+    p.add_argument("--schedule", metavar="FILE", help="a schedule in collplan's text form instead of an algorithm")
+    p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
+    p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
+    p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
+    p.add_argument("--matrix", metavar="FILE|SPEC", help="alltoallv communication matrix: a .csv/.txt, .mtx or .json "
+                   "file, or testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1, mesh:P=32,refine=2 (sizes in units "
+                   "of the message size)")

@@ -1,0 +1,47 @@
+"""`collplan export`: a schedule as collplan's text form or as LogGOPSim's GOAL."""
+from __future__ import annotations
+
+import sys
+
+from .. import _core
+from ..api import _model_of
+from ..output import atomic_write
+from ._common import add_problem, schedule_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="write a schedule as collplan text or LogGOPSim GOAL")
+    add_problem(p)
+    p.add_argument("--format", choices=["text", "goal"], default="text")
+    p.add_argument("--size", default="1KiB", help="collective message size for GOAL byte counts")
+    p.add_argument("--machine", help="machine whose gamma/rho price reductions and copies in GOAL")
+    p.add_argument("--model", help="model spec instead of a machine")
+    p.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args) -> int:
+    s = schedule_from_args(args)
+    if args.format == "text":
+        out = s.to_text()
+    else:
+        gamma = rho = 0.0
+        if args.machine or args.model:
+            spec, _ = _model_of(args.machine, args.model)
+            gamma, rho = _per_byte(spec, "gamma"), _per_byte(spec, "rho")
+        block = _core.parse_size(args.size) / s.size_blocks
+        out = s.to_goal(block, gamma, rho)
+    if args.output == "-":
+        sys.stdout.write(out)
+    else:
+        atomic_write(args.output, out)
+        print(f"wrote {args.output} ({s.total_ops} ops, {args.format})", file=sys.stderr)
+    return 0
+
+
+def _per_byte(spec: str, key: str) -> float:
+    for kv in spec.split(":", 1)[1].split(","):
+        if kv.startswith(key + "="):
+            v = kv.split("=", 1)[1]
+            return _core.parse_time(v[:-2]) if v.endswith("/B") else 0.0
+    return 0.0
