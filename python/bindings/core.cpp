@@ -156,7 +156,10 @@ void bind_core(nb::module_& m) {
         .def("num_ops", &Schedule::num_ops, "rank"_a)
         .def("ops", &ops_list, "rank"_a)
         .def("to_text", &to_text)
-        .def_static("from_text", &from_text, "text"_a)
+        .def_static("from_text", [](const std::string& text, uint64_t max_memory) {
+            const Job job = py::python_job(max_memory);
+            return from_text(text, job);
+        }, "text"_a, "max_memory"_a = 0)
         .def("to_goal", &to_goal, "block_bytes"_a, "reduce_s_per_byte"_a = 0.0, "copy_s_per_byte"_a = 0.0)
         .def("__eq__", [](const Schedule& a, const Schedule& b) { return a == b; })
         .def("__repr__", [](const Schedule& s) {
@@ -164,12 +167,19 @@ void bind_core(nb::module_& m) {
         });
 
     m.def("make_schedule", [](const std::string& name, int ranks, const std::string& topo,
-                              const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+                              const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix,
+                              uint64_t max_memory) {
         const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        const Job job = py::python_job(max_memory);
         nb::gil_scoped_release release;
-        return make_schedule(name, ranks, t, params, matrix);
+        return make_schedule(name, ranks, t, params, matrix, Schedule::kAllRanks, job);
     }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{},
-       "matrix"_a = std::vector<uint64_t>{});
+       "matrix"_a = std::vector<uint64_t>{}, "max_memory"_a = 0);
+    m.def("default_max_memory", &default_max_memory_bytes);
+    m.def("physical_memory", &physical_memory_bytes);
+    m.def("require_memory", [](double bytes, const std::string& what, uint64_t max_memory) {
+        py::python_job(max_memory).require_memory(bytes, what);
+    }, "bytes"_a, "what"_a, "max_memory"_a = 0);
 
     m.def("applies", [](const std::string& name, int ranks, const std::string& topo,
                         const std::map<std::string, std::string>& params) {
@@ -180,16 +190,17 @@ void bind_core(nb::module_& m) {
         return a.applies ? a.applies(p) : std::string();
     }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{});
 
-    m.def("verify", [](const Schedule& s, const std::string& op, bool races) {
+    m.def("verify", [](const Schedule& s, const std::string& op, bool races, uint64_t max_memory) {
         VerifyOptions o = verify_options_for_op(op);
         o.check_races = races;
+        const Job job = py::python_job(max_memory);
         VerifyResult v;
         {
             nb::gil_scoped_release release;
-            v = verify(s, o);
+            v = verify(s, o, job);
         }
         return result_dict(v);
-    }, "schedule"_a, "op"_a = "sum", "check_races"_a = true);
+    }, "schedule"_a, "op"_a = "sum", "check_races"_a = true, "max_memory"_a = 0);
 
     m.def("sweep_cases", [](const std::string& name, int max_ranks) {
         int declined = 0;
@@ -199,25 +210,27 @@ void bind_core(nb::module_& m) {
         return std::make_pair(out, declined);
     }, "name"_a, "max_ranks"_a);
     m.def("run_case", [](const std::string& name, int ranks, const std::string& topo, const std::string& op,
-                         const std::map<std::string, std::string>& params) {
+                         const std::map<std::string, std::string>& params, uint64_t max_memory) {
+        const Job job = py::python_job(max_memory);
         VerifyResult v;
         {
             nb::gil_scoped_release release;
-            v = run_case(SweepCase{name, ranks, topo, op, params});
+            v = run_case(SweepCase{name, ranks, topo, op, params}, job);
         }
         return result_dict(v);
-    }, "name"_a, "ranks"_a, "topology"_a, "op"_a, "params"_a = std::map<std::string, std::string>{});
+    }, "name"_a, "ranks"_a, "topology"_a, "op"_a, "params"_a = std::map<std::string, std::string>{}, "max_memory"_a = 0);
 
     m.def("check_model", [](const std::string& spec) { return parse_model(spec)->spec(); }, "spec"_a);
     m.def("estimate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,
-                         const std::vector<double>& sizes) {
+                         const std::vector<double>& sizes, uint64_t max_memory) {
         const Topology t = topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo);
         const auto model = parse_model(model_spec);
+        const Job job = py::python_job(max_memory);
         std::vector<double> out;
         nb::gil_scoped_release release;
-        for (double n : sizes) out.push_back(estimate(s, t, *model, n).time_s);
+        for (double n : sizes) out.push_back(estimate(s, t, *model, n, job).time_s);
         return out;
-    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a);
+    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a, "max_memory"_a = 0);
     m.def("lower_bound", [](const std::string& collective, int ranks, const std::string& topo,
                             const std::string& model_spec, double size) {
         const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);

@@ -3,7 +3,10 @@
 #pragma once
 #include <nanobind/nanobind.h>
 
+#include <cstdint>
 #include <vector>
+
+#include "collplan/common/job.hpp"
 
 namespace collplan::py {
 
@@ -13,5 +16,10 @@ std::vector<Binder>& binders();
 struct AddBinder {
     explicit AddBinder(Binder b) { binders().push_back(b); }
 };
+
+// The job of one call from Python: memory limit `max_memory` bytes (0: the default, half the physical memory),
+// cancelled by Ctrl-C -- its check takes the GIL, runs Python's signal handlers and, when one raises
+// (KeyboardInterrupt), throws that exception through the C++ computation back to the caller.
+Job python_job(uint64_t max_memory);
 
 }  // namespace collplan::py

@@ -39,7 +39,7 @@ void bind_sim(nb::module_& m) {
     m.def("check_network", [](const std::string& spec) { return sim::parse_net_params(spec).spec(); }, "spec"_a);
     m.def("simulate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,
                          const std::string& net_spec, const std::string& fidelity, double size, uint64_t seed,
-                         bool progress, int bins) {
+                         bool progress, int bins, uint64_t max_memory) {
         const Topology t = topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo);
         const auto model = parse_model(model_spec);
         const sim::NetParams net = sim::parse_net_params(net_spec);
@@ -49,6 +49,8 @@ void bind_sim(nb::module_& m) {
         opt.seed = seed;
         opt.progress = progress;
         opt.time_bins = bins;
+        const Job job = py::python_job(max_memory);
+        opt.job = &job;
         sim::SimResult r;
         {
             nb::gil_scoped_release release;
@@ -56,7 +58,7 @@ void bind_sim(nb::module_& m) {
         }
         return result_dict(r);
     }, "schedule"_a, "topology"_a, "model"_a, "network"_a = "", "fidelity"_a = "flow", "size"_a = 0.0,
-       "seed"_a = 0, "progress"_a = false, "bins"_a = 200);
+       "seed"_a = 0, "progress"_a = false, "bins"_a = 200, "max_memory"_a = 0);
     m.def("topology_links", [](const std::string& spec) {
         const Topology t = Topology::parse(spec);
         std::vector<std::pair<int, int>> out;

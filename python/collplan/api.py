@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass
 
 from . import _core
 from ._core import CollplanError
+from .limits import max_memory as _max_memory
 from .machines import load_machine
 
 
@@ -40,12 +41,14 @@ def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, s
 
 
 def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
-             matrix=None, collective: str | None = None) -> _core.Schedule:
-    """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P)."""
+             matrix=None, collective: str | None = None, max_memory=None) -> _core.Schedule:
+    """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). A schedule
+    that would need more than max_memory bytes (default: half the RAM; "4GiB" accepted) is refused before it is
+    generated (CollplanError naming the need and the limit)."""
     p, topo = _ranks_and_topology(ranks, topology)
     flat = [] if matrix is None else [int(x) for row in matrix for x in row]
     return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
-                               {str(k): str(v) for k, v in (params or {}).items()}, flat)
+                               {str(k): str(v) for k, v in (params or {}).items()}, flat, _max_memory(max_memory))
 
 
 # The reduction operations: the one table of src/collplan/schedule/reduction.hpp (name, commutative, idempotent,
@@ -75,11 +78,11 @@ def unsupported_op(sched: _core.Schedule, op: str) -> str:
     return ""
 
 
-def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True) -> dict:
+def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True, max_memory=None) -> dict:
     """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op', 'rank_consistent',
     'consistency'}: rank_consistent (allreduce) says every rank computes the same expression, consistency names
     the first difference where it does not."""
-    return _core.verify(sched, op, check_races)
+    return _core.verify(sched, op, check_races, _max_memory(max_memory))
 
 
 @dataclass
@@ -126,13 +129,13 @@ def _model_of(machine: str | None, model: str | None) -> tuple[str, str]:
 
 
 def estimate(sched: _core.Schedule, sizes, machine: str | None = None, model: str | None = None,
-             topology: str | None = None) -> list[EstimateRow]:
+             topology: str | None = None, max_memory=None) -> list[EstimateRow]:
     """Analytic time of a schedule for each size (allgather: bytes per rank; alltoall: per destination;
     allreduce: the whole vector) with the lower bound next to it."""
     spec, _ = _model_of(machine, model)
     topo = topology or sched.topology or f"full:{sched.ranks}"
     sizes = [parse_size_any(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(sizes))]
-    times = _core.estimate(sched, topo, spec, [float(n) for n in sizes])
+    times = _core.estimate(sched, topo, spec, [float(n) for n in sizes], _max_memory(max_memory))
     return [EstimateRow(sched.collective, sched.algorithm, sched.params, sched.ranks, topo, n, t,
                         _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n)))
             for n, t in zip(sizes, times)]

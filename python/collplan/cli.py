@@ -41,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         _error(f"{e.filename or ''}: {e.strerror}")
         return 2
-    except KeyboardInterrupt:
+    except MemoryError:
+        _error("out of memory (try a smaller problem or raise --max-memory)")
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: the C++ loops poll for it (src/collplan/common/job.hpp)
         print("collplan: interrupted", file=sys.stderr)
         return 130
 

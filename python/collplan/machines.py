@@ -48,6 +48,12 @@ def _network_spec(network, where: str) -> str:
         raise CollplanError(f"machine file {where}: {e}") from None
 
 
+def read_machine_text(path: str) -> str:
+    """A machine file's text, refused when larger than limits.MACHINE_MAX_BYTES (never read forever)."""
+    from . import limits
+    return limits.read_text(path, limits.MACHINE_MAX_BYTES, "machine file", from_limit=False)
+
+
 def load_machine(name_or_path: str) -> Machine:
     """Load a bundled machine by name (see machine_names()) or a TOML file by path."""
     path = Path(name_or_path)
@@ -58,7 +64,7 @@ def load_machine(name_or_path: str) -> Machine:
             raise CollplanError(f"unknown machine '{name_or_path}' (allowed: a .toml file or one of "
                                 f"{', '.join(machine_names())})")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_machine_text(str(path)))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise CollplanError(f"cannot read machine file {path}: {e}") from None
     if not isinstance(data.get("model"), dict):

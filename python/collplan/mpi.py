@@ -237,7 +237,8 @@ def _wisdom_text(path: str) -> str:
         st = os.stat(path)
         key = (path, st.st_mtime_ns, st.st_size)
         if _state.get("wisdom_key") != key:
-            text = Path(path).read_text()
+            from .limits import WISDOM_MAX_BYTES, read_text
+            text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
             _core.parse_wisdom(text)
             _state.update(wisdom_key=key, wisdom_text=text)
     except OSError as e:

@@ -121,11 +121,15 @@ class Plan:
 
 
 # ------------------------------------------------------------------------------------------- candidates
-def enumerate_candidates(collective: str, ranks: int, topology: str, model: str, sizes: list[int], op: str):
+def enumerate_candidates(collective: str, ranks: int, topology: str, model: str, sizes: list[int], op: str,
+                         max_memory=None):
     """(candidates with their schedules, declined [{algorithm, reason}]) for a problem."""
     if collective not in PLANNED:
         raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
                             "on the matrix: compare them with `collplan estimate --matrix`)")
+    from ._core import MemoryLimitError
+    from .limits import approx_bytes, max_memory as limit_of
+    limit, used = limit_of(max_memory), 0
     out, declined = [], []
     for a in algorithms(collective):
         why = _core.applies(a["name"], ranks, topology, {})
@@ -135,7 +139,10 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
         sets = _core.candidates(a["name"], ranks, topology, model, float(min(sizes)), float(max(sizes)))
         for params in sets:
             try:
-                s = schedule(a["name"], ranks=ranks, topology=topology, params=params)
+                s = schedule(a["name"], ranks=ranks, topology=topology, params=params, max_memory=max(1, limit - used))
+            except MemoryLimitError as e:
+                raise CollplanError(f"plan: {e}" + (f" (with {approx_bytes(used)} held by the {len(out)} "
+                                                    "candidates before it)" if out else "")) from None
             except CollplanError as e:  # a parameter set that does not apply here
                 declined.append({"algorithm": candidate(a["name"], params).label(), "reason": str(e)})
                 continue
@@ -144,6 +151,7 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
                 declined.append({"algorithm": a["name"], "reason": why})
                 break
             out.append((candidate(a["name"], params), s))
+            used += s.memory_bytes
     if not out:
         raise CollplanError(f"no {collective} algorithm applies to P={ranks} on {topology}: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
@@ -172,24 +180,29 @@ class Progress:
             print(file=sys.stderr)
 
 
-def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True) -> list[list[float]]:
+def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True,
+                   max_memory=None) -> list[list[float]]:
+    from .limits import max_memory as limit_of
+    limit = limit_of(max_memory)
     bar = Progress("estimated", len(scheds), progress)
     out = []
     for i, s in enumerate(scheds):
-        out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes])))
+        out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes], limit)))
         bar.step(i + 1)
     bar.done()
     return out
 
 
-def price_simulate(scheds, sizes, machine: str, fidelity: str, topology: str, progress: bool = True):
+def price_simulate(scheds, sizes, machine: str, fidelity: str, topology: str, progress: bool = True,
+                   max_memory=None):
     from .sim import simulate
     bar = Progress(f"simulated ({fidelity})", len(scheds) * len(sizes), progress)
     out = []
     for i, s in enumerate(scheds):
         row = []
         for j, n in enumerate(sizes):
-            row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology).time_s)
+            row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology,
+                                max_memory=max_memory).time_s)
             bar.step(i * len(sizes) + j + 1)
         out.append(row)
     bar.done()
@@ -253,14 +266,14 @@ def _range(plan: Plan, lo: int, w: int, idx: list[int]) -> Range:
 # ------------------------------------------------------------------------------------------- the planner
 def plan(collective: str, ranks: int | None = None, topology: str | None = None, machine: str = "",
          sizes="8B..1MiB", op: str = "sum", evaluator: str = "estimate", fidelity: str = "loggp",
-         progress: bool = True) -> Plan:
+         progress: bool = True, max_memory=None) -> Plan:
     """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured)."""
     if evaluator not in ("estimate", "simulate"):
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
-    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator)
+    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory)
     if evaluator == "estimate":
-        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress)
+        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
 
         def refine(a: int, b: int, m: int):
@@ -269,13 +282,13 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
             return ta, tb
         plan_.ranges = threshold_table(plan_, refine)
     else:
-        plan_.times = price_simulate(scheds, plan_.sizes, machine, fidelity, plan_.topology, progress)
+        plan_.times = price_simulate(scheds, plan_.sizes, machine, fidelity, plan_.topology, progress, max_memory)
         plan_.evaluator = f"simulate ({fidelity})"
         plan_.ranges = threshold_table(plan_)
     return plan_
 
 
-def setup(collective, ranks, topology, machine, sizes, op, evaluator) -> tuple[Plan, list]:
+def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory=None) -> tuple[Plan, list]:
     """The problem with its candidates (a Plan without times yet) and the candidates' schedules."""
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
@@ -291,7 +304,7 @@ def setup(collective, ranks, topology, machine, sizes, op, evaluator) -> tuple[P
     if collective == "allreduce" and any(n % 8 for n in size_list):
         raise CollplanError(f"allreduce sizes must be multiples of 8 bytes (vectors of doubles), got "
                             f"{next(n for n in size_list if n % 8)}")
-    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op)
+    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op, max_memory)
     plan_ = Plan(collective, ranks, topology, m.name, m.model, op if collective == "allreduce" else "", evaluator,
                  size_list, [c for c, _ in found], [], declined)
     return plan_, [s for _, s in found]
@@ -350,7 +363,8 @@ def merge_wisdom(path: str, p: Plan) -> str:
     entries = []
     target = Path(path)
     if target.exists():
-        text = target.read_text()
+        from .limits import WISDOM_MAX_BYTES, read_text
+        text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
         _core.parse_wisdom(text)  # a clear error before anything is replaced
         entries = json.loads(text)["entries"]
     new = wisdom_entries(p)

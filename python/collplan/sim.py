@@ -118,16 +118,18 @@ def _override(spec: str) -> str:
 
 def simulate(sched: _core.Schedule, machine: str | None = None, model: str | None = None, fidelity: str = "flow",
              size=0, network: str = "", topology: str | None = None, seed: int = 0,
-             progress: bool = False, bins: int = 200) -> Simulation:
+             progress: bool = False, bins: int = 200, max_memory=None) -> Simulation:
     """Simulate a schedule on a machine (a bundled name or TOML file) or a model spec plus network parameters.
 
     size: the collective's message size (int bytes or "64KiB"); network: "key=value,..." overriding the machine's
-    [network] table; fidelity: loggp, flow or packet."""
+    [network] table; fidelity: loggp, flow or packet; max_memory: the limit (default half the RAM)."""
     if fidelity not in FIDELITIES:
         raise CollplanError(f"unknown fidelity '{fidelity}' (allowed: {', '.join(FIDELITIES)})")
     spec, net, topo = _resolve(machine, model, network, topology, sched)
     n = parse_size_any(size)
-    r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins))
+    from .limits import max_memory as limit_of
+    r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins),
+                       limit_of(max_memory))
     lb = _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n))
     link_bound = max(r["link_bytes"], default=0) * r["link_s_per_byte"]
     return Simulation(collective=sched.collective, algorithm=sched.algorithm, params=sched.params, ranks=sched.ranks,

@@ -17,9 +17,9 @@ import re
 import tomllib
 from pathlib import Path
 
-from . import _core
+from . import _core, limits
 from ._core import CollplanError
-from .machines import load_machine
+from .machines import load_machine, read_machine_text
 
 Matrix = list  # list of P rows of ints
 
@@ -67,7 +67,12 @@ def parse_dense(text: str, where: str = "matrix") -> Matrix:
     return _check_square(rows, where)
 
 
-def parse_matrix_market(text: str, where: str = "matrix") -> Matrix:
+def require_matrix(P: int, where: str, max_memory=None) -> None:
+    """Refuse a P x P matrix that would take more than the memory limit (before it is allocated)."""
+    limits.require(float(P) * P * limits.MATRIX_ENTRY_BYTES, f"{where}: a {P} x {P} matrix", max_memory)
+
+
+def parse_matrix_market(text: str, where: str = "matrix", max_memory=None) -> Matrix:
     """Matrix Market coordinate format (1-based 'i j value' lines; 'pattern' means value 1)."""
     lines = text.splitlines()
     if not lines or not lines[0].lower().startswith("%%matrixmarket"):
@@ -87,6 +92,9 @@ def parse_matrix_market(text: str, where: str = "matrix") -> Matrix:
     R, C, nnz = (_int(x, f"{where}: line {n}") for x in parts)
     if R != C:
         raise CollplanError(f"{where}: line {n}: the matrix is {R} x {C} (allowed: square)")
+    if R < 1:
+        raise CollplanError(f"{where}: line {n}: the matrix is {R} x {C} (allowed: P x P with P >= 1)")
+    require_matrix(R, where, max_memory)
     rows = [[0] * C for _ in range(R)]
     entries = body[1:]
     if len(entries) != nnz:
@@ -119,17 +127,19 @@ def parse_json(text: str, where: str = "matrix") -> Matrix:
     return _check_square(out, where)
 
 
-def read_matrix(path: str) -> Matrix:
-    """A communication matrix from a file: .json, .mtx (Matrix Market), anything else dense text/CSV."""
+def read_matrix(path: str, max_memory=None) -> Matrix:
+    """A communication matrix from a file: .json, .mtx (Matrix Market), anything else dense text/CSV. A file larger
+    than the memory limit allows, or a Matrix Market size line declaring too large a matrix, is refused before
+    the matrix is allocated."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = limits.read_text(path, limits.max_memory(max_memory) // limits.MATRIX_TEXT_FACTOR, "matrix file")
     except OSError as e:
         raise CollplanError(f"cannot read matrix file {path}: {e.strerror}") from None
     if p.suffix.lower() == ".json":
         return parse_json(text, path)
     if p.suffix.lower() == ".mtx" or text.lstrip().lower().startswith("%%matrixmarket"):
-        return parse_matrix_market(text, path)
+        return parse_matrix_market(text, path, max_memory)
     return parse_dense(text, path)
 
 
@@ -161,13 +171,15 @@ def flat(matrix: Matrix) -> list[int]:
     return [int(v) for r in matrix for v in r]
 
 
-def testset1(P: int, d: int, seed: int = 1, units: int = 1) -> Matrix:
+def testset1(P: int, d: int, seed: int = 1, units: int = 1, max_memory=None) -> Matrix:
     """Test set 1: about d messages per row and column (exactly d here), all of `units` units."""
+    require_matrix(P, f"testset1:P={P}", max_memory)
     return _rows(_core.testset_uniform(P, d, seed, units), P)
 
 
-def testset2(P: int, d: int, seed: int = 1, max_units: int = 32) -> Matrix:
+def testset2(P: int, d: int, seed: int = 1, max_units: int = 32, max_memory=None) -> Matrix:
     """Test set 2: the pattern of test set 1, sizes uniform in 1..max_units (the paper: up to 32 x msg_unit)."""
+    require_matrix(P, f"testset2:P={P}", max_memory)
     return _rows(_core.testset_nonuniform(P, d, max_units, seed), P)
 
 
@@ -200,7 +212,7 @@ def airfoil_mesh(refine: int = 0):
     return verts, tris
 
 
-def mesh_matrix(P: int, refine: int = 2, seed: int = 1) -> tuple[Matrix, dict]:
+def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tuple[Matrix, dict]:
     """Test set 3: the airfoil mesh's vertex graph partitioned into P parts by METIS; COM(p, q) = the number of
     vertices of part p adjacent to part q (the boundary values q needs from p each iteration)."""
     try:
@@ -209,6 +221,7 @@ def mesh_matrix(P: int, refine: int = 2, seed: int = 1) -> tuple[Matrix, dict]:
         raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
     if P < 1:
         raise CollplanError(f"mesh: P={P} is invalid (allowed: >= 1)")
+    require_matrix(P, f"mesh:P={P}", max_memory)
     verts, tris = airfoil_mesh(refine)
     adj = [set() for _ in verts]
     for t in tris:
@@ -230,12 +243,12 @@ _KEYS = {"testset1": {"P": 32, "d": 4, "seed": 1, "units": 1}, "testset2": {"P":
          "mesh": {"P": 32, "refine": 2, "seed": 1}}
 
 
-def matrix_from_spec(spec: str, ranks: int | None = None) -> Matrix:
+def matrix_from_spec(spec: str, ranks: int | None = None, max_memory=None) -> Matrix:
     """A matrix file, or a generator spec (``testset1:P=32,d=4,seed=1``, ``testset2:...,max_units=32``,
     ``mesh:P=32,refine=2,seed=1``); `ranks` is the default P of a generator."""
     m = _SPEC.match(spec)
     if not m:
-        return read_matrix(spec)
+        return read_matrix(spec, max_memory)
     kind, args = m.group(1), _KEYS[m.group(1)].copy()
     if ranks is not None:
         args["P"] = ranks
@@ -245,10 +258,10 @@ def matrix_from_spec(spec: str, ranks: int | None = None) -> Matrix:
             raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)})")
         args[k] = _int(v, f"matrix spec '{spec}'")
     if kind == "testset1":
-        return testset1(args["P"], args["d"], args["seed"], args["units"])
+        return testset1(args["P"], args["d"], args["seed"], args["units"], max_memory)
     if kind == "testset2":
-        return testset2(args["P"], args["d"], args["seed"], args["max_units"])
-    return mesh_matrix(args["P"], args["refine"], args["seed"])[0]
+        return testset2(args["P"], args["d"], args["seed"], args["max_units"], max_memory)
+    return mesh_matrix(args["P"], args["refine"], args["seed"], max_memory)[0]
 
 
 # ------------------------------------------------------------------------------------------------- statistics
@@ -268,7 +281,7 @@ def plan(name: str, matrix: Matrix, seed: int = 1, cutoff_pct: int = 150) -> dic
 def machine_table(machine: str, table: str) -> dict:
     """A table of a machine file beyond [model] (e.g. [drs_n], [scheduling]): values as written."""
     m = load_machine(machine)
-    data = tomllib.loads(Path(m.path).read_text())
+    data = tomllib.loads(read_machine_text(m.path))
     t = data.get(table)
     if not isinstance(t, dict):
         raise CollplanError(f"machine {m.name} has no [{table}] table (needed for this computation)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import _core
+from .. import _core, limits
 from .._core import CollplanError
 from ..api import schedule
 
@@ -26,7 +26,7 @@ def matrix_of(args):
     if not getattr(args, "matrix", None):
         return None
     from ..unstructured import matrix_from_spec
-    m = matrix_from_spec(args.matrix, args.ranks)
+    m = matrix_from_spec(args.matrix, args.ranks, max_memory=args.max_memory)
     if args.ranks is None and not args.topology:
         args.ranks = len(m)
     return m
@@ -38,27 +38,36 @@ def ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | 
     return args.ranks, args.topology or (None if args.ranks is not None else machine_topology)
 
 
-def read_schedule(path: str) -> _core.Schedule:
-    """A schedule from its text form (docs/schedule.md); errors name the file and line."""
+def read_schedule(path: str, max_memory=None) -> _core.Schedule:
+    """A schedule from its text form (docs/schedule.md); errors name the file and line. A file larger than the
+    memory limit allows is refused before it is read whole."""
+    limit = limits.max_memory(max_memory)
     try:
-        text = Path(path).read_text()
+        text = limits.read_text(path, limit // limits.SCHEDULE_TEXT_FACTOR, "schedule file")
     except OSError as e:
         raise CollplanError(f"cannot read schedule file {path}: {e.strerror}") from None
     try:
-        return _core.Schedule.from_text(text)
+        return _core.Schedule.from_text(text, limit)
     except CollplanError as e:
         raise CollplanError(f"{path}: {e}") from None
 
 
 def schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
     if args.schedule:
-        return read_schedule(args.schedule)
+        return read_schedule(args.schedule, args.max_memory)
     if not args.algorithm or not args.collective:
         raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
     matrix = matrix_of(args)
     ranks, topo = ranks_topology(args, machine_topology)
     return schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param), collective=args.collective,
-                    matrix=matrix)
+                    matrix=matrix, max_memory=args.max_memory)
+
+
+def add_max_memory(p) -> None:
+    """--max-memory SIZE: every command that builds schedules or reads inputs has it (once)."""
+    p.add_argument("--max-memory", type=limits.parse_max_memory, metavar="SIZE",
+                   help="refuse jobs that would need more memory than SIZE, e.g. 4GiB (default: half the RAM, "
+                        f"{limits.approx_bytes(limits.max_memory())} here)")
 
 
 def add_problem(p, need_algorithm=True):
@@ -68,6 +77,7 @@ def add_problem(p, need_algorithm=True):
     p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
     p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
     p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
+    add_max_memory(p)
     p.add_argument("--matrix", metavar="FILE|SPEC", help="alltoallv communication matrix: a .csv/.txt, .mtx or .json "
                    "file, or testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1, mesh:P=32,refine=2 (sizes in units "
                    "of the message size)")

@@ -6,6 +6,7 @@ import json
 from .. import dissemination
 from ..reproduce import format_table
 from .._core import format_time
+from ._common import add_max_memory
 
 
 def register(sub) -> None:
@@ -18,11 +19,13 @@ def register(sub) -> None:
     p.add_argument("--takeout", default="keep", choices=["keep", "inverse", "none"])
     p.add_argument("--n-max", type=int, default=dissemination.MAX_N)
     p.add_argument("--json", action="store_true")
+    add_max_memory(p)
     p.set_defaults(func=cmd_dissemination)
 
 
 def cmd_dissemination(args) -> int:
-    rows = dissemination.costs(args.ranks, args.size, args.machine, args.model, args.n_max, args.takeout)
+    rows = dissemination.costs(args.ranks, args.size, args.machine, args.model, args.n_max, args.takeout,
+                               max_memory=args.max_memory)
     best = min(rows, key=lambda r: r["time_s"])["n"]
     if args.json:
         print(json.dumps({"ranks": args.ranks, "best_n": best, "candidates": rows}, indent=2))

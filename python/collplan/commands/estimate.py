@@ -32,7 +32,8 @@ def cmd_estimate(args) -> int:
         why = unsupported_op(s, args.op)
         if why:
             raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
-        rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None)
+        rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None,
+                        max_memory=args.max_memory)
         return _report_estimates(rows, [], args)
     if not args.collective:
         raise CollplanError("estimate needs --collective with --algorithm all")
@@ -50,12 +51,12 @@ def cmd_estimate(args) -> int:
             continue
         # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
         for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
-            s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix)
+            s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix, max_memory=args.max_memory)
             why = unsupported_op(s, args.op)
             if why:
                 declined.append({"algorithm": a["name"], "reason": why})
                 break
-            rows += estimate(s, sizes, machine=args.machine, model=args.model)
+            rows += estimate(s, sizes, machine=args.machine, model=args.model, max_memory=args.max_memory)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))

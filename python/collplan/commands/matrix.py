@@ -5,6 +5,7 @@ import json
 import sys
 
 from .. import unstructured as u
+from ._common import add_max_memory
 
 
 def register(sub) -> None:
@@ -14,17 +15,19 @@ def register(sub) -> None:
     s.add_argument("matrix", metavar="FILE|SPEC", help="a .csv/.txt, .mtx or .json file, or testset1:P=32,d=4,seed=1, "
                    "testset2:..., mesh:P=32,refine=2,seed=1")
     s.add_argument("--json", action="store_true")
+    add_max_memory(s)
     s.set_defaults(func=cmd_stats)
     g = msub.add_parser("generate", help="write a generated matrix (test sets 1-3) to a file")
     g.add_argument("spec", metavar="SPEC", help="testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1,max_units=32, "
                    "or mesh:P=32,refine=2,seed=1")
     g.add_argument("-o", "--output", required=True, help="output file (.csv, .mtx, .json) or - for stdout")
     g.add_argument("--format", choices=["csv", "mtx", "json"], help="default: from the file name, else csv")
+    add_max_memory(g)
     g.set_defaults(func=cmd_generate)
 
 
 def cmd_stats(args) -> int:
-    st = u.stats(u.matrix_from_spec(args.matrix))
+    st = u.stats(u.matrix_from_spec(args.matrix, max_memory=args.max_memory))
     if args.json:
         print(json.dumps(st, indent=2))
         return 0
@@ -37,7 +40,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    m = u.matrix_from_spec(args.spec)
+    m = u.matrix_from_spec(args.spec, max_memory=args.max_memory)
     text = u.write_matrix(args.output, m, args.format)
     if args.output == "-":
         sys.stdout.write(text)

@@ -14,6 +14,7 @@ from ..machines import machine_names
 from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
+from ._common import add_max_memory
 
 
 def register(sub) -> None:
@@ -37,6 +38,7 @@ def register(sub) -> None:
     m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
                    "collective, ranks, topology and op are replaced)")
+    add_max_memory(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
     p.add_argument("--plot", metavar="FILE.png", help="each candidate's time relative to the best, per size")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
@@ -57,7 +59,7 @@ def cmd_plan(args) -> int:
             return 0
     else:
         result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
-                      args.fidelity, progress=not args.no_progress)
+                      args.fidelity, progress=not args.no_progress, max_memory=args.max_memory)
     if args.wisdom:
         atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
     if args.plot:

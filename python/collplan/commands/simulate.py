@@ -50,7 +50,7 @@ def _schedules(args, machine_topo: str) -> list:
         raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
     ranks, topo = ranks_topology(args, machine_topo)
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
-    out = [schedule(a["name"], ranks=ranks, topology=topo) for a in algorithms(args.collective)
+    out = [schedule(a["name"], ranks=ranks, topology=topo, max_memory=args.max_memory) for a in algorithms(args.collective)
            if not _core.applies(a["name"], p, topo or "", {})]
     if not out:
         raise CollplanError(f"no {args.collective} algorithm applies to P={p} on {topo or f'full:{p}'}")
@@ -68,7 +68,8 @@ def cmd_simulate(args) -> int:
     for s in _schedules(args, machine_topo):
         for n in sizes:
             rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
-                                 network=net, topology=args.topology or None, seed=args.seed, progress=progress))
+                                 network=net, topology=args.topology or None, seed=args.seed, progress=progress,
+                                 max_memory=args.max_memory))
     if args.plot:
         from ..simplot import plot_links, plot_times
         if len(rows) == 1:

@@ -5,7 +5,7 @@ import json
 import sys
 import time
 
-from .. import _core
+from .. import _core, limits
 from ..api import OPS, algorithms, verify
 from ._common import add_problem, schedule_from_args
 
@@ -25,7 +25,7 @@ def cmd_verify(args) -> int:
         return _verify_all(args)
     s = schedule_from_args(args)
     op = args.op or ("max" if s.idempotent_only else "sum")
-    r = verify(s, op)
+    r = verify(s, op, max_memory=args.max_memory)
     r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op,
              ops=s.total_ops)
     if args.json:
@@ -46,7 +46,7 @@ def _verify_all(args) -> int:
         cases, declined = _core.sweep_cases(name, args.max_ranks)
         passed = consistent = 0
         for ranks, topo, op, params in cases:
-            r = _core.run_case(name, ranks, topo, op, params)
+            r = _core.run_case(name, ranks, topo, op, params, max_memory=limits.max_memory(args.max_memory))
             passed += r["ok"]
             consistent += r["rank_consistent"]
             if not r["ok"]:

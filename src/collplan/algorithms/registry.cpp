@@ -118,9 +118,38 @@ std::vector<ParamSet> range_candidates(const std::string& param, long long lo, l
     return out;
 }
 
+namespace {
+
+// From this many ranks on, make_schedule probes the first and last rank's programs before generating them all
+// (below, a schedule is small whatever the algorithm, and probing would only cost time).
+constexpr int kProbeRanks = 64;
+
+double program_bytes(const RankProgram& p) {
+    return static_cast<double>(p.ops.size() * sizeof(Op) + p.segs.size() * sizeof(Segment) +
+                               p.deps.size() * sizeof(uint32_t) + p.units.size() * sizeof(uint64_t));
+}
+
+}  // namespace
+
+double schedule_memory_estimate(const std::string& name, int ranks, const Topology& topo,
+                                const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+    const double P = ranks;
+    double bytes = P * sizeof(RankProgram) + static_cast<double>(matrix.size()) * sizeof(uint64_t);
+    if (ranks <= 0) return bytes;
+    // Rank 0 and rank P-1 alone (a generator builds one rank's program in that rank's time).
+    const Schedule first = make_schedule(name, ranks, topo, params, matrix, 0);
+    double per_rank = program_bytes(first.program(0));
+    if (ranks > 1) {
+        const Schedule last = make_schedule(name, ranks, topo, params, matrix, ranks - 1);
+        per_rank = (per_rank + program_bytes(last.program(ranks - 1))) / 2;
+    }
+    // Vectors grow by doubling: on average a quarter more than their size.
+    return bytes + P * per_rank * 1.25;
+}
+
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix,
-                       int only_rank) {
+                       int only_rank, const Job& job) {
     const Algorithm& a = Registry::get().find(name);
     topo.check_ranks(ranks);
     if (only_rank != Schedule::kAllRanks && (only_rank < 0 || only_rank >= ranks))
@@ -131,6 +160,13 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                     " communication matrix, got " + std::to_string(matrix.size()) + " entries");
     std::string why = a.applies ? a.applies(p) : "";
     if (!why.empty()) throw Error(a.name + " does not apply to P=" + std::to_string(ranks) + " on " + topo.spec() + ": " + why);
+    if (only_rank == Schedule::kAllRanks) {
+        const std::string what = "the schedule of " + a.name + " at P=" + std::to_string(ranks);
+        // The bookkeeping alone first (P = 10^9 would not survive the probes' allocation of P empty programs).
+        job.require_memory(static_cast<double>(ranks) * sizeof(RankProgram), what);
+        if (ranks >= kProbeRanks) job.require_memory(schedule_memory_estimate(name, ranks, topo, raw, matrix), what);
+        job.check_cancel();
+    }
     Schedule s = a.generate(p);
     if (only_rank != Schedule::kAllRanks && s.whole())
         throw Error(a.name + " ignored only_rank: it built every rank's program when asked for rank " +

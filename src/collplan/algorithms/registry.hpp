@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collplan/common/job.hpp"
 #include "collplan/schedule/schedule.hpp"
 #include "collplan/topology/topology.hpp"
 
@@ -124,8 +125,17 @@ std::vector<ParamSet> range_candidates(const std::string& param, long long lo, l
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
 // only_rank >= 0 returns a schedule that holds that rank's program alone (Schedule::whole() is false); every
 // generator builds just that program (Problem::only_rank), and one that builds every rank regardless is an Error.
+// A whole schedule whose estimated memory (schedule_memory_estimate) exceeds job.max_memory_bytes is refused
+// before it is generated.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& params = {},
-                       const std::vector<uint64_t>& matrix = {}, int only_rank = Schedule::kAllRanks);
+                       const std::vector<uint64_t>& matrix = {}, int only_rank = Schedule::kAllRanks,
+                       const Job& job = default_job());
+
+// About the bytes a whole schedule of `name` takes: the per-rank programs, extrapolated from the programs of the
+// first and last rank (each generated alone), plus the matrix. Throws what make_schedule would for a bad problem.
+double schedule_memory_estimate(const std::string& name, int ranks, const Topology& topo,
+                                const std::map<std::string, std::string>& params = {},
+                                const std::vector<uint64_t>& matrix = {});
 
 }  // namespace collplan

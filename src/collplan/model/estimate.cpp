@@ -89,7 +89,7 @@ struct RankState {
 
 class Simulation {
 public:
-    Simulation(const Schedule& s, const Topology& topo, const Model& model, double m);
+    Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job);
     Estimate run();
 
 private:
@@ -109,6 +109,7 @@ private:
     [[noreturn]] void report_stuck() const;
 
     const Schedule& s_;
+    CancelPoll poll_;
     const Topology& topo_;
     const Model& model_;
     const double m_;
@@ -124,8 +125,8 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
 };
 
-Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m)
-    : s_(s), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
+Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job)
+    : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
     base_.assign(static_cast<size_t>(P_) + 1, 0);
     for (int r = 0; r < P_; ++r) base_[r + 1] = base_[r] + s.num_ops(r);
     partner_ = match_channels(s, base_);
@@ -151,6 +152,7 @@ Estimate Simulation::run() {
     for (int r = 0; r < P_; ++r)
         if (s_.num_ops(r) > 0) activate(r, 0, 0.0);
     while (!heap_.empty()) {
+        poll_.tick();
         const Event e = heap_.top();
         heap_.pop();
         if (e.request()) start(e.rank(), e.op(), e.t);
@@ -325,14 +327,17 @@ int ceil_log(int base, int n) {
 
 }  // namespace
 
-Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes) {
+Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes, const Job& job) {
     if (!(size_bytes >= 0) || !std::isfinite(size_bytes))
         throw Error("estimate: size " + std::to_string(size_bytes) + " bytes is invalid (allowed: >= 0)");
     if (topo.nodes() != s.ranks())
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
     const double m = s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
-    return Simulation(s, topo, model, m).run();
+    // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
+    job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (160 + 16.0 * std::max(1, model.ports)),
+                       "estimate of " + (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) + " at P=" + std::to_string(s.ranks()));
+    return Simulation(s, topo, model, m, job).run();
 }
 
 double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model& model, double size_bytes) {

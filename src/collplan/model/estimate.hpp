@@ -1,6 +1,7 @@
 // Analytic estimate: the critical path of a schedule through its dependencies, with each node's ports
 // serialised and no link contention (that is the simulators' job), priced by a Model. Lower bounds.
 #pragma once
+#include "collplan/common/job.hpp"
 #include "collplan/model/model.hpp"
 #include "collplan/schedule/schedule.hpp"
 #include "collplan/topology/topology.hpp"
@@ -14,7 +15,9 @@ struct Estimate {
 
 // Prices `s` for a collective message size of `size_bytes` (allgather: per-rank contribution; alltoall: per
 // destination block; allreduce: the whole vector; barrier: ignored). Block size m = size_bytes / size_blocks().
-Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes);
+// Refuses (Error) before allocating when its state exceeds job.max_memory_bytes; polls job.cancel.
+Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes,
+                  const Job& job = default_job());
 
 // The best lower bound known for the problem (max of the latency, per-node bandwidth and bisection bounds);
 // see docs/models.md for each bound's source.

@@ -199,12 +199,20 @@ Wisdom parse_wisdom(const std::string& json) {
     return w;
 }
 
-Wisdom load_wisdom(const std::string& path) {
-    std::ifstream in(path);
+Wisdom load_wisdom(const std::string& path, size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("wisdom: cannot read file '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_wisdom(ss.str());
+    std::string text;
+    char buf[65536];
+    while (in) {
+        in.read(buf, sizeof buf);
+        text.append(buf, static_cast<size_t>(in.gcount()));
+        if (text.size() > max_bytes)
+            throw Error("wisdom: file '" + path + "' is larger than " + std::to_string(max_bytes >> 20) + " MiB (" +
+                        std::to_string(max_bytes) + " bytes)");
+    }
+    if (in.bad()) throw Error("wisdom: cannot read file '" + path + "'");
+    return parse_wisdom(text);
 }
 
 std::string to_json(const Wisdom& w) {

@@ -41,7 +41,9 @@ struct Wisdom {
 };
 
 Wisdom parse_wisdom(const std::string& json);     // throws Error("wisdom: ...") naming what is wrong
-Wisdom load_wisdom(const std::string& path);
+// Reads at most kMaxWisdomBytes (a device like /dev/zero is not read forever): a larger file is an Error.
+inline constexpr size_t kMaxWisdomBytes = size_t{16} << 20;
+Wisdom load_wisdom(const std::string& path, size_t max_bytes = kMaxWisdomBytes);
 std::string to_json(const Wisdom& w);               // what parse_wisdom reads back
 
 // "ring" / "allreduce/ring:k=2,topology=ring:8" -> name and parameters. A parameter value may itself contain

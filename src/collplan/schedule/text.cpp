@@ -522,7 +522,7 @@ Collective parse_collective_word(Line& ln) {
 }
 
 // The fixed header: magic, collective, ranks, blocks. Returns the empty schedule.
-Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
+Schedule parse_fixed_header(Reader& rd, size_t max_ranks, size_t text_bytes, const Job& job) {
     Line ln = rd.require("'collplan-schedule 1'");
     ln.expect_word(kMagic);
     bounded_number(ln, kVersion, kVersion, "format version 1");
@@ -535,6 +535,7 @@ Schedule parse_fixed_header(Reader& rd, size_t max_ranks) {
     ln.expect_word("ranks");
     const uint64_t P = bounded_number(ln, 1, max_ranks, "a number of ranks in 1.." + std::to_string(max_ranks) +
                                                             " (one 'rank' line each)");
+    job.require_memory(schedule_text_memory_bytes(text_bytes, P), "reading a schedule of " + std::to_string(P) + " ranks");
     ln.end();
     ln = rd.require("'blocks'");
     ln.expect_word("blocks");
@@ -628,9 +629,15 @@ std::string to_text(const Schedule& s) {
     return o;
 }
 
-Schedule from_text(const std::string& text) {
+double schedule_text_memory_bytes(size_t text_bytes, uint64_t ranks) {
+    // The shortest op line ("  0: calc 1\n", 12 bytes) becomes a 20-byte op: at most twice the text, plus the
+    // growth of the vectors (a quarter on average, twice at worst).
+    return static_cast<double>(text_bytes) * 4 + static_cast<double>(ranks) * sizeof(RankProgram);
+}
+
+Schedule from_text(const std::string& text, const Job& job) {
     Reader rd(text);
-    Schedule s = parse_fixed_header(rd, count_lines(text));
+    Schedule s = parse_fixed_header(rd, count_lines(text), text.size(), job);
     Line ln;
     bool have = rd.next(ln);
     parse_metadata(rd, ln, have, s);

@@ -3,13 +3,20 @@
 #pragma once
 #include <string>
 
+#include "collplan/common/job.hpp"
 #include "collplan/schedule/schedule.hpp"
 
 namespace collplan {
 
 std::string to_text(const Schedule& s);
-// Throws Error "line N: ..." naming what was expected.
-Schedule from_text(const std::string& text);
+// Throws Error "line N: ..." naming what was expected. The declared rank count is bounded by the number of lines
+// (one 'rank' line each), and the memory the text may take is refused before allocating when it exceeds the job's
+// limit (schedule_text_memory_bytes).
+Schedule from_text(const std::string& text, const Job& job = default_job());
+
+// About the bytes a schedule read from `text_bytes` bytes of text with `ranks` ranks takes: every text op becomes
+// at most a 20-byte op plus its segments, dependencies and units, and every rank a RankProgram.
+double schedule_text_memory_bytes(size_t text_bytes, uint64_t ranks);
 
 // GOAL for LogGOPSim: `num_ranks N`, per rank `lK: send Xb to R tag T`, `lK: recv Xb from R tag T`,
 // `lK: calc T` for copies/reductions/calc (time in ns from the model's gamma/rho, passed in), dependencies

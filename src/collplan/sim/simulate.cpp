@@ -39,12 +39,24 @@ std::string describe_op(const Schedule& s, int rank, uint32_t op) {
     return "rank " + std::to_string(rank) + " op " + std::to_string(op) + " (" + what + ")";
 }
 
+double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f) {
+    // Per op: cursor state, matching, its share of the event queue; per rank: ports, CPU, cursor; per directed
+    // link (flow, packet): load, flows or buffers and credits per virtual channel, statistics.
+    const double per_link = f == Fidelity::flow ? 64 : 256;
+    return static_cast<double>(s.total_ops()) * 48 + static_cast<double>(s.ranks()) * 256 +
+           (f == Fidelity::loggp ? 0.0 : static_cast<double>(topo.num_links()) * per_link);
+}
+
 SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, const NetParams& net,
                    const SimOptions& opt) {
     if (topo.nodes() != s.ranks())
         throw Error("simulate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) +
                     " nodes but the schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
     block_bytes(s, opt.size_bytes);  // validates the size
+    const Job& job = opt.job ? *opt.job : default_job();
+    job.require_memory(simulate_memory_bytes(s, topo, opt.fidelity),
+                       std::string("simulate ") + to_string(opt.fidelity) + " of " +
+                           (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) + " at P=" + std::to_string(s.ranks()));
     const auto t0 = std::chrono::steady_clock::now();
     SimResult r;
     switch (opt.fidelity) {

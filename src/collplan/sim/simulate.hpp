@@ -28,10 +28,15 @@ struct SimOptions {
     uint64_t seed = 0;       // random arbitration (packet, arbitration=random); otherwise unused
     bool progress = false;   // progress line on stderr for runs longer than two seconds
     int time_bins = 200;     // flow/packet: bins of the per-direction link use over time
+    const Job* job = nullptr;  // memory limit and cancellation (nullptr: default_job())
 };
+
+// The simulator's memory on top of the schedule (per op, per rank, per link of the topology).
+double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f);
 
 // Throws Error for a topology whose node count differs from the schedule's ranks, a negative size, a schedule
 // that cannot complete (an unmatched op or a deadlock: "run `collplan verify`"), or parameters out of range.
+// Refuses (Error) before allocating when simulate_memory_bytes exceeds the job's limit; polls its cancellation.
 SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, const NetParams& net,
                    const SimOptions& opt);
 

@@ -80,10 +80,12 @@ std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* decli
     return out;
 }
 
-VerifyResult run_case(const SweepCase& c) {
+VerifyResult run_case(const SweepCase& c, const Job& job) {
     try {
-        Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology), c.params);
-        return verify(s, c.op.empty() ? VerifyOptions{} : verify_options_for_op(c.op));
+        Schedule s = make_schedule(c.algorithm, c.ranks, Topology::parse(c.topology), c.params, {}, Schedule::kAllRanks, job);
+        return verify(s, c.op.empty() ? VerifyOptions{} : verify_options_for_op(c.op), job);
+    } catch (const MemoryLimitError&) {
+        throw;
     } catch (const Error& e) {
         return VerifyResult{false, "generator-error", e.what(), -1, -1, false, ""};  // nothing verified
     }

@@ -28,6 +28,7 @@ std::vector<std::string> family_topologies(const std::string& family, int ranks)
 std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* declined = nullptr);
 
 // Generates and verifies one case; a generator exception is a failure with reason "generator-error".
-VerifyResult run_case(const SweepCase& c);
+// Generator errors are a failed case; a MemoryLimitError and the job's cancellation propagate.
+VerifyResult run_case(const SweepCase& c, const Job& job = default_job());
 
 }  // namespace collplan

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <deque>
 #include <set>
 #include <tuple>
@@ -170,15 +171,15 @@ std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) +
 // ---------------------------------------------------------------------------------------------------------
 class Verifier {
 public:
-    Verifier(const Schedule& s, const VerifyOptions& o)
-        : s_(s), opt_(o), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
+    Verifier(const Schedule& s, const VerifyOptions& o, const Job& job)
+        : s_(s), opt_(o), job_(job), poll_(job), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
 
     void run() {
         check_declarations();
         index_groups();
         match_messages();
         if (opt_.check_races)
-            for (int r = 0; r < P_; ++r) check_races(r);
+            for (int r = 0; r < P_; ++r) job_.check_cancel(), check_races(r);
         init_data();
         execute();
         check_deadlock();
@@ -202,6 +203,8 @@ private:
 
     const Schedule& s_;
     VerifyOptions opt_;
+    const Job& job_;
+    CancelPoll poll_;
     int P_;
     Store store_;
     Exprs exprs_;
@@ -520,6 +523,7 @@ private:
                 if (st_[r].pending[i] == 0) ready_.emplace_back(r, i);
         }
         while (!ready_.empty()) {
+            poll_.tick();
             auto [r, i] = ready_.front();
             ready_.pop_front();
             post(r, i);
@@ -694,6 +698,7 @@ private:
     void check_allreduce() {
         for (int r = 0; r < P_; ++r)
             for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
+                poll_.tick();
                 const size_t sl = store_.slot(r, Buf::out, b);
                 if (store_.tok(sl) != static_cast<int64_t>(b))
                     fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, store_.tok(sl)) + " in " + seg_text(Buf::out, b));
@@ -736,8 +741,22 @@ private:
 
 }  // namespace
 
-VerifyResult verify(const Schedule& s, const VerifyOptions& opt) {
-    Verifier v(s, opt);
+double verify_memory_bytes(const Schedule& s) {
+    const double P = s.ranks();
+    const bool allreduce = s.collective() == Collective::allreduce, barrier = s.collective() == Collective::barrier;
+    const double words = std::ceil(P / 64);
+    const double blocks = P * (double{s.blocks(Buf::in)} + s.blocks(Buf::out) + s.blocks(Buf::tmp));
+    const double per_block = 8 + (allreduce ? 8 * words + 4 : 0) + (s.collective() == Collective::alltoallv ? 8 : 0);
+    // Per op: group, pending, partner, posted/done, dependents, in-flight slot, match keys, ready queue; the
+    // barrier collective also keeps, per op, the set of ranks known to have started.
+    const double per_op = 48 + (barrier ? 8 * words : 0);
+    return blocks * per_block + static_cast<double>(s.total_ops()) * per_op + P * 160;
+}
+
+VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job) {
+    job.require_memory(verify_memory_bytes(s), "verify of " + (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) +
+                                               " at P=" + std::to_string(s.ranks()));
+    Verifier v(s, opt, job);
     try {
         v.run();
     } catch (Failure& f) {

@@ -19,6 +19,7 @@
 #pragma once
 #include <string>
 
+#include "collplan/common/job.hpp"
 #include "collplan/schedule/schedule.hpp"
 
 namespace collplan {
@@ -41,7 +42,11 @@ struct VerifyResult {
                                   // computes ((x0+x1)+x2), rank 2 computes (x0+(x1+x2))" (long ones truncated)
 };
 
-VerifyResult verify(const Schedule& s, const VerifyOptions& opt = {});
+// Refuses (Error) before allocating when the verifier's state exceeds job.max_memory_bytes; polls job.cancel.
+VerifyResult verify(const Schedule& s, const VerifyOptions& opt = {}, const Job& job = default_job());
+
+// The verifier's memory on top of the schedule: block states per rank and buffer, per-op bookkeeping.
+double verify_memory_bytes(const Schedule& s);
 
 // The options for a reduction operation of reduction.hpp ("sum", "max", "noncommutative", ...); throws Error
 // naming the allowed ones.

@@ -69,8 +69,7 @@ struct Config {
             try {
                 wisdom = load_wisdom(w);
             } catch (const std::exception& e) {
-                wisdom_error = e.what();
-                std::fprintf(stderr, "collplan: warning: %s; the MPI library's collectives run instead\n", e.what());
+                wisdom_error = e.what();  // said once per job, by rank 0 of MPI_COMM_WORLD (after_init)
             }
             fingerprint += std::string(w) + "|" + std::to_string(wisdom.entries.size()) + "|" + wisdom_error + "|";
         }
@@ -612,6 +611,9 @@ void after_init(int provided) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
     for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f] || config().verbose;
+    if (!config().wisdom_error.empty() && rank == 0)
+        std::fprintf(stderr, "collplan: warning: %s; the MPI library's collectives run instead\n",
+                     config().wisdom_error.c_str());
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
 }

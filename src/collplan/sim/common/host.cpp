@@ -23,9 +23,9 @@ Host::Host(const Schedule& s, const Model& model, int ports, bool recv_ports, do
     if (recv_ports_) recv_ports_sets_.assign(P, make());
 }
 
-void Host::run(Network& net, SimResult& r, bool progress_on, const char* what) {
+void Host::run(Network& net, SimResult& r, const SimOptions& opt, const char* what) {
     net_ = &net;
-    Progress progress(progress_on, what, s_.total_ops());
+    Progress progress(opt.progress, what, s_.total_ops(), opt.job ? *opt.job : default_job());
     for (int rank = 0; rank < s_.ranks(); ++rank) {
         tmp_.clear();
         cur_[rank].start(tmp_);

@@ -27,6 +27,8 @@
 
 namespace collplan::sim {
 
+struct SimOptions;
+
 struct SimEvent {
     uint32_t a;
     uint32_t b;
@@ -61,7 +63,7 @@ class Host {
 public:
     Host(const Schedule& s, const Model& model, int ports, bool recv_ports, double block_bytes, SimQueue& q);
     // Runs the schedule to completion on `net`; fills the host's part of the result.
-    void run(Network& net, SimResult& r, bool progress, const char* what);
+    void run(Network& net, SimResult& r, const SimOptions& opt, const char* what);
 
     void message_left(uint32_t id, Time t);
     void message_arrived(uint32_t id, Time t);

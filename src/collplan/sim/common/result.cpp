@@ -79,8 +79,8 @@ DirectionClasses direction_classes(const Topology& t) {
     return dc;
 }
 
-Progress::Progress(bool enabled, std::string what, uint64_t total)
-    : enabled_(enabled), what_(std::move(what)), total_(std::max<uint64_t>(total, 1)),
+Progress::Progress(bool enabled, std::string what, uint64_t total, const Job& job)
+    : enabled_(enabled), job_(job), what_(std::move(what)), total_(std::max<uint64_t>(total, 1)),
       start_(std::chrono::steady_clock::now()), last_(start_) {}
 
 void Progress::maybe_print(uint64_t done) {

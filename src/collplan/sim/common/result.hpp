@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collplan/common/job.hpp"
 #include "collplan/sim/common/time.hpp"
 #include "collplan/topology/topology.hpp"
 
@@ -57,18 +58,22 @@ struct SimResult {
 };
 
 // Prints "simulate <fidelity>: NN% of ops, T s" on stderr every half second once a run has lasted two seconds
-// (when enabled), and clears the line at the end.
+// (when enabled), and clears the line at the end. Every 4096 updates it also polls the job's cancellation.
 class Progress {
 public:
-    Progress(bool enabled, std::string what, uint64_t total);
+    Progress(bool enabled, std::string what, uint64_t total, const Job& job);
     void update(uint64_t done) {
-        if (enabled_ && ++calls_ % 4096 == 0) maybe_print(done);
+        if (++calls_ % 4096 == 0) {
+            job_.check_cancel();
+            if (enabled_) maybe_print(done);
+        }
     }
     ~Progress();
 
 private:
     void maybe_print(uint64_t done);
     bool enabled_;
+    const Job& job_;
     std::string what_;
     uint64_t total_, calls_ = 0;
     bool printed_ = false;

@@ -245,7 +245,7 @@ SimResult simulate_flow(const Schedule& s, const Topology& topo, const Model& mo
     Host host(s, model, ports, net.node_contention, block_bytes(s, opt.size_bytes), q);
     FlowNet fn(topo, model, net, q, host, opt.time_bins);
     SimResult r;
-    host.run(fn, r, opt.progress, "flow");
+    host.run(fn, r, opt, "flow");
     fn.finish(r, Time::seconds(r.time_s));
     return r;
 }

@@ -261,7 +261,7 @@ void LogGPSim::complete(int r, uint32_t k, Time done) {
 }
 
 SimResult LogGPSim::run() {
-    Progress progress(opt_.progress, "loggp", s_.total_ops());
+    Progress progress(opt_.progress, "loggp", s_.total_ops(), opt_.job ? *opt_.job : default_job());
     for (int r = 0; r < P_; ++r) {
         tmp_.clear();
         cur_[r].start(tmp_);

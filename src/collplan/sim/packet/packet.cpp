@@ -539,7 +539,7 @@ SimResult simulate_packet(const Schedule& s, const Topology& topo, const Model& 
     Host host(s, model, ports, false, block_bytes(s, opt.size_bytes), q);
     PacketNet pn(topo, net, ports, q, host, opt);
     SimResult r;
-    host.run(pn, r, opt.progress, "packet");
+    host.run(pn, r, opt, "packet");
     pn.finish(r, Time::seconds(r.time_s));
     return r;
 }

@@ -1,0 +1,47 @@
+#include "collplan/common/job.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "collplan/common/error.hpp"
+
+namespace collplan {
+
+uint64_t physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+uint64_t default_max_memory_bytes() {
+    const uint64_t phys = physical_memory_bytes();
+    return phys ? phys / 2 : uint64_t{8} << 30;
+}
+
+namespace {
+
+// 3 significant digits in the largest binary unit that fits: "47.7GiB", "512MiB", "100B".
+std::string approx_bytes(double b) {
+    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (b >= 1024 && u < 6) b /= 1024, ++u;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, b >= 100 || u == 0 ? "%.0f%s" : b >= 10 ? "%.1f%s" : "%.2f%s", b, kUnits[u]);
+    return buf;
+}
+
+}  // namespace
+
+void Job::require_memory(double bytes, const std::string& what) const {
+    if (bytes <= static_cast<double>(max_memory_bytes)) return;
+    throw MemoryLimitError(what + " needs about " + approx_bytes(bytes) + " (limit " +
+                approx_bytes(static_cast<double>(max_memory_bytes)) + ", --max-memory)");
+}
+
+const Job& default_job() {
+    static const Job j;
+    return j;
+}
+
+}  // namespace collplan
