@@ -43,17 +43,18 @@ struct Job {
 // The job used when a caller gives none: the default limit, never cancelled.
 const Job& default_job();
 
-// Calls job.check_cancel() every 4096 ticks: cheap enough for the innermost loop of an event simulation.
+// Calls job.check_cancel() once per 4096 units of work: cheap enough for the innermost loop of an event
+// simulation. A loop over ranks ticks with the rank's op count.
 class CancelPoll {
 public:
     explicit CancelPoll(const Job& job) : job_(job) {}
-    void tick() {
-        if ((++n_ & 4095u) == 0) job_.check_cancel();
+    void tick(uint64_t work = 1) {
+        if ((n_ += work) >= 4096) n_ = 0, job_.check_cancel();
     }
 
 private:
     const Job& job_;
-    uint32_t n_ = 0;
+    uint64_t n_ = 0;
 };
 
 }  // namespace collplan

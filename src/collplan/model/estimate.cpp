@@ -50,12 +50,13 @@ std::vector<uint32_t> sorted_ops(const RankProgram& prog, OpKind kind) {
 // The k-th send i -> j with tag t matches the k-th recv at j from i with tag t (program order per channel).
 // Senders are visited in increasing rank and each sender's runs in increasing (dst, tag), so every receiver's
 // wanted runs come in increasing (src, tag) order: one forward cursor per receiver suffices.
-std::vector<uint32_t> match_channels(const Schedule& s, const std::vector<size_t>& base) {
+std::vector<uint32_t> match_channels(const Schedule& s, const std::vector<size_t>& base, CancelPoll& poll) {
     const int P = s.ranks();
     std::vector<std::vector<uint32_t>> recvs(static_cast<size_t>(P));
-    for (int r = 0; r < P; ++r) recvs[r] = sorted_ops(s.program(r), OpKind::recv);
+    for (int r = 0; r < P; ++r) poll.tick(s.num_ops(r) + 1), recvs[r] = sorted_ops(s.program(r), OpKind::recv);
     std::vector<uint32_t> partner(base[P], kNone), cursor(static_cast<size_t>(P), 0);
     for (int i = 0; i < P; ++i) {
+        poll.tick(s.num_ops(i) + 1);
         const auto& ops = s.program(i).ops;
         const std::vector<uint32_t> sends = sorted_ops(s.program(i), OpKind::send);
         for (size_t a = 0; a < sends.size();) {
@@ -129,13 +130,14 @@ Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& mod
     : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
     base_.assign(static_cast<size_t>(P_) + 1, 0);
     for (int r = 0; r < P_; ++r) base_[r + 1] = base_[r] + s.num_ops(r);
-    partner_ = match_channels(s, base_);
+    partner_ = match_channels(s, base_, poll_);
     state_.assign(base_[P_], kWaiting);
     ranks_.resize(static_cast<size_t>(P_));
     send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     barrier_ops_.resize(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) {
+        poll_.tick(s.num_ops(r) + 1);
         const auto& ops = s.program(r).ops;
         for (uint32_t k = 0; k < ops.size(); ++k)
             if (ops[k].kind == OpKind::barrier) barrier_ops_[r].push_back(k);

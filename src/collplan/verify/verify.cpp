@@ -172,14 +172,14 @@ std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) +
 class Verifier {
 public:
     Verifier(const Schedule& s, const VerifyOptions& o, const Job& job)
-        : s_(s), opt_(o), job_(job), poll_(job), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
+        : s_(s), opt_(o), poll_(job), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
 
     void run() {
         check_declarations();
         index_groups();
         match_messages();
         if (opt_.check_races)
-            for (int r = 0; r < P_; ++r) job_.check_cancel(), check_races(r);
+            for (int r = 0; r < P_; ++r) poll_.tick(s_.num_ops(r) + 1), check_races(r);
         init_data();
         execute();
         check_deadlock();
@@ -203,7 +203,6 @@ private:
 
     const Schedule& s_;
     VerifyOptions opt_;
-    const Job& job_;
     CancelPoll poll_;
     int P_;
     Store store_;
@@ -240,6 +239,7 @@ private:
     void index_groups() {
         st_.resize(static_cast<size_t>(P_));
         for (int r = 0; r < P_; ++r) {
+            poll_.tick(s_.num_ops(r) + 1);
             RankState& rs = st_[r];
             const size_t n = s_.num_ops(r);
             rs.group.resize(n);
@@ -276,6 +276,7 @@ private:
         };
         std::vector<std::vector<Key>> sends(P_), recvs(P_);
         for (int r = 0; r < P_; ++r) {
+            poll_.tick(s_.num_ops(r) + 1);
             const auto& ops = s_.program(r).ops;
             for (uint32_t i = 0; i < ops.size(); ++i) {
                 if (ops[i].kind == OpKind::send) sends[r].push_back({ops[i].peer, ops[i].tag(), i});
@@ -285,6 +286,7 @@ private:
             std::sort(recvs[r].begin(), recvs[r].end());
         }
         for (int i = 0; i < P_; ++i) {
+            poll_.tick(s_.num_ops(i) + 1);
             const auto& sl = sends[i];
             for (size_t a = 0; a < sl.size();) {
                 size_t b = a;
