@@ -144,6 +144,16 @@ def test_pmpi_with_a_deeply_nested_wisdom_file_warns_and_runs_natively(abi, tmp_
                      r.stderr, re.M), r.stderr
 
 
+@pytest.mark.parametrize("abi", ABIS)
+def test_pmpi_with_an_endless_wisdom_file_warns_once_per_job(abi):
+    r = mpirun(abi, 2, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
+                        str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")], {"COLLPLAN_WISDOM": "/dev/zero"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pmpi_mpi4py: all checks passed" in r.stdout
+    warnings = re.findall(r"^collplan: warning: wisdom: file '/dev/zero' is larger than 16 MiB.*$", r.stderr, re.M)
+    assert len(warnings) == 1, r.stderr  # rank 0 of MPI_COMM_WORLD only
+
+
 def test_pmpi_command_prints_the_libraries():
     r = subprocess.run([sys.executable, "-m", "collplan", "pmpi"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
