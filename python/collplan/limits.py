@@ -3,7 +3,7 @@ reading of input files.
 
 Every command estimates the memory a job needs before it allocates and refuses with one line naming the need and
 the limit; the C++ core does the same for schedules, the verifier, the estimator and the simulators
-(src/collplan/common/job.hpp). The limit defaults to half of the machine's physical memory. Input files are read
+(src/collplan/common/job.hpp). The limit defaults to a quarter of the machine's physical memory. Input files are read
 through read_text(), which stops after a bound (a device like /dev/zero is not read forever).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ MATRIX_TEXT_FACTOR = 12       # a dense matrix takes at most about 12x its text 
 
 
 def max_memory(value=None) -> int:
-    """The limit in bytes: None or 0 is the default (half the physical memory); sizes like "4GiB" are parsed."""
+    """The limit in bytes: None or 0 is the default (a quarter of the physical memory); sizes like "4GiB" are parsed."""
     if value is None or value == 0:
         return int(_core.default_max_memory())
     if isinstance(value, bool) or not isinstance(value, (int, str)):

@@ -16,7 +16,7 @@ uint64_t physical_memory_bytes() {
 
 uint64_t default_max_memory_bytes() {
     const uint64_t phys = physical_memory_bytes();
-    return phys ? phys / 2 : uint64_t{8} << 30;
+    return phys ? phys / 4 : uint64_t{4} << 30;
 }
 
 namespace {
