@@ -11,6 +11,10 @@ from ._core import CollplanError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
+        # "argument --ranks: --ranks -1 is invalid (...)": a type that names its option (commands/_common.int_arg)
+        head, sep, rest = message.partition(": ")
+        if sep and head.startswith("argument ") and rest.startswith(head[len("argument "):] + " "):
+            message = rest
         raise CollplanError(f"{self.prog}: {message}")
 
 
@@ -32,8 +36,6 @@ def _error(message: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        if getattr(args, "max_ranks", 1) < 1:
-            raise CollplanError(f"--max-ranks {args.max_ranks} is invalid (allowed: >= 1)")
         return args.func(args)
     except CollplanError as e:
         _error(str(e))

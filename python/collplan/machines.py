@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
+from .output import read_text
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,12 @@ def load_machine(name_or_path: str) -> Machine:
             raise CollplanError(f"unknown machine '{name_or_path}' (allowed: a .toml file or one of "
                                 f"{', '.join(machine_names())})")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(str(path), "machine file"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise CollplanError(f"cannot read machine file {path}: {e}") from None
+    except RecursionError:
+        raise CollplanError(f"machine file {path}: arrays or tables nested too deeply (allowed: the tables of "
+                            "docs/calibration.md)") from None
     if not isinstance(data.get("model"), dict):
         raise CollplanError(f"machine file {path}: missing [model] table")
     topo = str(data.get("topology", ""))

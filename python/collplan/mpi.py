@@ -47,6 +47,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
+from .output import read_text
 
 DEFAULT_ALGORITHMS = {
     "allgather": "allgather/ring",
@@ -237,8 +238,11 @@ def _wisdom_text(path: str) -> str:
         st = os.stat(path)
         key = (path, st.st_mtime_ns, st.st_size)
         if _state.get("wisdom_key") != key:
-            text = Path(path).read_text()
-            _core.parse_wisdom(text)
+            text = read_text(path, "wisdom file")
+            try:
+                _core.parse_wisdom(text)
+            except CollplanError as e:
+                raise CollplanError(f"wisdom file {path}: {e}") from None
             _state.update(wisdom_key=key, wisdom_text=text)
     except OSError as e:
         raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None

@@ -1,4 +1,5 @@
-"""Writing the files commands produce: completely or not at all, the way their users expect."""
+"""Writing the files commands produce: completely or not at all, the way their users expect; and reading the
+text files they take."""
 from __future__ import annotations
 
 import os
@@ -67,3 +68,14 @@ def atomic_write(path: str, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_text(path: str, what: str) -> str:
+    """A text file (UTF-8) that a user gave: anything else (a binary file, Latin-1 text) is a CollplanError naming
+    the file and the first byte that is not UTF-8. OSError propagates (the caller names what it was reading)."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CollplanError(f"{what} {path}: not a text file (byte 0x{data[e.start]:02x} at offset {e.start} is not "
+                            "UTF-8)") from None

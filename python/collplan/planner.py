@@ -22,6 +22,7 @@ from . import _core
 from ._core import CollplanError
 from .api import _ranks_and_topology, algorithms, schedule, unsupported_op
 from .machines import load_machine
+from .output import read_text
 
 EVALUATORS = ("estimate", "simulate", "measure")
 PLANNED = ("allgather", "alltoall", "allreduce", "barrier")
@@ -350,8 +351,14 @@ def merge_wisdom(path: str, p: Plan) -> str:
     entries = []
     target = Path(path)
     if target.exists():
-        text = target.read_text()
-        _core.parse_wisdom(text)  # a clear error before anything is replaced
+        try:
+            text = read_text(path, "wisdom file")
+        except OSError as e:
+            raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
+        try:
+            _core.parse_wisdom(text)  # a clear error before anything is replaced
+        except CollplanError as e:
+            raise CollplanError(f"wisdom file {path}: {e}") from None
         entries = json.loads(text)["entries"]
     new = wisdom_entries(p)
     keys = {_key(e) for e in new}

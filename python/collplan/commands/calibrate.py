@@ -21,6 +21,7 @@ from .. import mpi as cmpi
 from ..measure import backend_as_programs_run
 from .._core import CollplanError, format_bytes, parse_size
 from ..output import atomic_write
+from ._common import int_arg
 
 MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
 ROUNDS = 5               # the size sweeps run this often, interleaved, so a burst of load elsewhere on the machine
@@ -36,7 +37,7 @@ def register(sub) -> None:
                    help="which model goes into [model] (default loggp: its estimates chose the measured best more "
                         "often here, docs/planner.md; the other figures go to [network] and [calibration])")
     p.add_argument("--max-size", default="4MiB", help="largest message and local-operation size (default 4MiB)")
-    p.add_argument("--reps", type=int, help="timed samples per size, over all rounds (default 100; --quick 7)")
+    p.add_argument("--reps", type=int_arg("--reps", 3, 100000), help="timed samples per size, over all rounds (default 100; --quick 7)")
     p.add_argument("--quick", action="store_true", help="few sizes and repetitions (seconds, for tests)")
     p.add_argument("--name", help="machine name in the file (default: the file's stem)")
     p.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
