@@ -30,7 +30,9 @@ def _error(message: str) -> None:
     """The one-line error, once per run: under mpirun every rank fails alike, so only rank 0 says it."""
     rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0"))
     if rank == "0":
-        print(f"collplan: error: {message}", file=sys.stderr)
+        print(f"collplan: error: {message}", file=sys.stderr, flush=True)
+    from .mpi import wait_for_failing_ranks
+    wait_for_failing_ranks()
 
 
 def main(argv: list[str] | None = None) -> int:

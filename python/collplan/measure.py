@@ -297,7 +297,7 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
             plan.times[i][j], plan.samples[i][j] = best, s
         bar.step(j + 1)
     bar.done()
-    plan.notes.append(f"measured under {MPI.Get_library_version().splitlines()[0].strip()}: best of {reps} "
+    plan.notes.append(f"measured under {cmpi.library_version(MPI)}: best of {reps} "
                       f"interleaved repetitions; pruned by the {plan.model.split(':')[0]} estimate"
                       + (f" (within {prune:g}x of the best, at most {keep})" if prune > 0 else " (none pruned)"))
     plan.ranges = threshold_table(plan)

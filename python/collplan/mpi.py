@@ -43,6 +43,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from . import _core
@@ -85,6 +86,12 @@ def _library_abi(MPI) -> str:
     return "mpich"  # MPICH and its ABI family (Intel MPI, MVAPICH)
 
 
+def library_version(MPI) -> str:
+    """The first line of MPI_Get_library_version, printable characters only (Open MPI's ends in a NUL byte)."""
+    lines = MPI.Get_library_version().splitlines() or [""]
+    return " ".join("".join(c for c in lines[0] if c.isprintable()).split())
+
+
 def pmpi_library(abi: str | None = None) -> str:
     """Path of libcollplan_pmpi.so for an MPI ('openmpi', 'mpich'; default: the one in use or launching us)."""
     abi = abi or (_state["abi"] if "abi" in _state else _launcher_abi()) or next(iter(homes()), None)
@@ -94,6 +101,40 @@ def pmpi_library(abi: str | None = None) -> str:
     if not path.exists():
         raise CollplanError(f"{path} is missing (reinstall collplan with its MPI runtime: make install)")
     return str(path)
+
+
+def launched_size() -> int:
+    """The number of ranks the launcher started (Open MPI's or MPICH's mpirun), 1 without one."""
+    env = os.environ
+    try:
+        return int(env.get("OMPI_COMM_WORLD_SIZE") or env.get("PMI_SIZE") or 1)
+    except ValueError:
+        return 1
+
+
+def wait_for_failing_ranks(timeout_s: float = 10.0) -> None:
+    """Under mpirun, after a rank failed (rank 0 has printed the error line): wait until every rank has failed
+    too, at most timeout_s, before this rank exits. Open MPI's launcher ends the job at the first non-zero exit
+    and drops what rank 0 had not written by then: a rank whose error came first (rank 0 still starting) hid rank
+    0's message behind the launcher's banner. MPI is started here if the failure came before it was (an argument
+    error: every rank fails alike). When some rank does not arrive in time this one exits at once (os._exit: MPI
+    cannot be finalized with the barrier pending), and the launcher ends the job."""
+    if launched_size() < 2:
+        return
+    try:
+        MPI, _ = backend()
+        if not MPI.Is_initialized() or MPI.Is_finalized():
+            return
+        req = MPI.COMM_WORLD.Ibarrier()
+    except Exception:  # noqa: BLE001 -- already failing: never mask the error being reported
+        return
+    deadline = time.monotonic() + timeout_s
+    while not req.Test():
+        if time.monotonic() > deadline:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(2)
+        time.sleep(0.001)
 
 
 def backend():

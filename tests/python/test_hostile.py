@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-import mpi_launch
-
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 3 << 30   # RLIMIT_AS of every case; a normal run needs well under 1 GiB (numpy, matplotlib, MPI)
 TIMEOUT_S = 30
@@ -200,3 +198,33 @@ def test_a_schedule_without_a_registry_name_is_estimated(files, name):
     p = collplan(["estimate", "--schedule", str(files / name), "--machine", "ib-qdr", "--sizes", "1KiB"], files)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "1KiB" in p.stdout, p.stdout
+
+
+# --- under mpirun: the error line must survive the launcher (Open MPI's ends the job at the first non-zero exit)
+MPI_CASES = [
+    ("openmpi", 2, ["calibrate", "--reps=-3"], "--reps -3"),
+    ("openmpi", 3, ["calibrate", "--max-size=-1"], "'-1'"),
+    ("openmpi", 2, ["plan", "--collective", "allgather", "--machine", "ib-qdr", "--evaluator", "measure",
+                    "--target=-1s"], "-1s"),
+    ("mpich", 2, ["calibrate", "--reps=-3"], "--reps -3"),
+]
+
+
+@pytest.mark.parametrize("abi,n,argv,needle", MPI_CASES, ids=[f"{c[0]}-{c[2][0]}-{c[2][-1]}" for c in MPI_CASES])
+def test_hostile_input_under_mpirun_prints_its_line_once(abi, n, argv, needle):
+    from test_mpi import mpirun
+    r = mpirun(abi, n, [sys.executable, "-m", "collplan", *argv])
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("collplan: error: ")]
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_run_output_has_no_nul_byte_under_open_mpi():
+    """Open MPI's MPI_Get_library_version ends in a NUL byte: it must not reach the table or the JSON."""
+    from test_mpi import mpirun
+    r = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "run", "--collective", "barrier", "--check-only",
+                              "--json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "\0" not in r.stdout and "\\u0000" not in r.stdout
+    assert json.loads(r.stdout)["mpi"].startswith("Open MPI v")

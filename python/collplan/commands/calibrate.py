@@ -218,8 +218,7 @@ def cmd_calibrate(args) -> int:
                             "`mpirun -n 2 collplan calibrate --out FILE`")
     load_before = list(os.getloadavg())
     run = measure(MPI, comm, module.calibrate, args, max_size)
-    library = "".join(c for c in MPI.Get_library_version().splitlines()[0] if c.isprintable()).strip()
-    library = " ".join(library.split()).split(",")[0]
+    library = cmpi.library_version(MPI).split(",")[0]
     comm.Barrier()
     if run.me != 0:
         return 0

@@ -106,7 +106,7 @@ def cmd_run(args) -> int:
             if args.algorithm != "all":
                 raise
             skipped.append(f"{name}: {e}")
-    library = MPI.Get_library_version().splitlines()[0].strip()
+    library = cmpi.library_version(MPI)
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,
                   "skipped": skipped}
