@@ -351,24 +351,49 @@ def _displs(counts, displs):
     return out
 
 
+def _ints(values, name: str, P: int) -> list[int]:
+    """A list of P integers >= 0 (alltoallv's counts or displacements), else a CollplanError naming it."""
+    try:
+        out = [int(v) for v in values]
+    except (TypeError, ValueError):
+        raise CollplanError(f"{name} must be a sequence of {P} integers") from None
+    if len(out) != P:
+        raise CollplanError(f"{name} has {len(out)} entries (allowed: one per rank, {P})")
+    for j, v in enumerate(out):
+        if v < 0:
+            raise CollplanError(f"{name}[{j}] = {v} is negative (allowed: >= 0)")
+    return out
+
+
+def _vector(counts, displs, buf, cname: str, dname: str, P: int) -> tuple[list[int], list[int]]:
+    """alltoallv's counts and displacements (default: packed) of one side, checked: P of each, none negative, and
+    every block inside the buffer (elements)."""
+    c = _ints(counts, cname, P)
+    d = _displs(c, None) if displs is None else _ints(displs, dname, P)
+    for j in range(P):
+        if d[j] + c[j] > buf.size:
+            raise CollplanError(f"{dname}[{j}] + {cname}[{j}] = {d[j]} + {c[j]} is beyond the buffer of {buf.size} "
+                                "elements")
+    return c, d
+
+
 def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
                    sdispls=None, rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> Request:
     """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
     MPI, mod = backend()
+    P = comm.Get_size()
     out = _array(recvbuf, "recvbuf", writable=True)
     item = out.itemsize
     send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
     if send is not None and send.itemsize != item:
         raise CollplanError("sendbuf and recvbuf must have the same element size")
-    sc = [int(c) * item for c in (recvcounts if send is None else sendcounts)]
-    sd = [int(d) * item for d in _displs(recvcounts if send is None else sendcounts, rdispls if send is None else sdispls)]
-    rc = [int(c) * item for c in recvcounts]
-    rd = [int(d) * item for d in _displs(recvcounts, rdispls)]
+    counts = _vector(recvcounts, rdispls, out, "recvcounts", "rdispls", P)
+    sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
+    sc, sd = ([v * item for v in x] for x in sends)
+    rc, rd = ([v * item for v in x] for x in counts)
     if algorithm == "auto":
         chosen = _auto(comm, "alltoallv", 0, params, wisdom)
         if chosen is None:
-            counts = [int(c) for c in recvcounts], _displs(recvcounts, rdispls)
-            sends = counts if send is None else ([int(c) for c in sendcounts], _displs(sendcounts, sdispls))
             return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
                                  (send, out))
         algorithm, params = chosen

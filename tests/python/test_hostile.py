@@ -228,3 +228,48 @@ def test_run_output_has_no_nul_byte_under_open_mpi():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "\0" not in r.stdout and "\\u0000" not in r.stdout
     assert json.loads(r.stdout)["mpi"].startswith("Open MPI v")
+
+
+ALLTOALLV = """
+import numpy as np
+from collplan import CollplanError
+from collplan import mpi as cmpi
+MPI, _ = cmpi.backend()  # points mpi4py at the MPI collplan was built for
+comm = MPI.COMM_SELF
+x, y = np.arange(4.0), np.zeros(4)
+for call, args, kw in [
+        (cmpi.alltoallv, (x, [], y, [4]), {}),                      # shorter than P: was read past its end
+        (cmpi.alltoallv, (x, [4], y, [4, 4]), {}),                  # longer than P
+        (cmpi.alltoallv_init, (x, [-1], y, [4]), {}),               # negative
+        (cmpi.alltoallv, (x, [4], y, [4]), {"sdispls": [1]}),       # beyond the send buffer
+        (cmpi.alltoallv, (x, [2], y, [2]), {"rdispls": [3]}),       # beyond the receive buffer
+        (cmpi.alltoallv, (None, None, y, [5]), {}),                 # in place, beyond the buffer
+        (cmpi.alltoallv, (x, ["a"], y, [4]), {}),
+        (cmpi.alltoallv, (x, [4], y, [4]), {"algorithm": "auto", "wisdom": WISDOM}),
+]:
+    try:
+        call(comm, *args, **kw)
+        print("accepted", args, kw)
+    except CollplanError as e:
+        print("error:", e)
+"""
+
+
+def test_alltoallv_counts_are_validated(tmp_path):
+    (tmp_path / "w.json").write_bytes(b"\xff\xfe")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI_", "PMIX_"))}
+    script = f"WISDOM = {str(tmp_path / 'w.json')!r}\n" + ALLTOALLV
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
+                       cwd=tmp_path, preexec_fn=_limits)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    out = r.stdout.splitlines()
+    assert out == [
+        "error: sendcounts has 0 entries (allowed: one per rank, 1)",
+        "error: recvcounts has 2 entries (allowed: one per rank, 1)",
+        "error: sendcounts[0] = -1 is negative (allowed: >= 0)",
+        "error: sdispls[0] + sendcounts[0] = 1 + 4 is beyond the buffer of 4 elements",
+        "error: rdispls[0] + recvcounts[0] = 3 + 2 is beyond the buffer of 4 elements",
+        "error: rdispls[0] + recvcounts[0] = 0 + 5 is beyond the buffer of 4 elements",
+        "error: sendcounts must be a sequence of 1 integers",
+        f"error: wisdom file {tmp_path / 'w.json'}: not a text file (byte 0xff at offset 0 is not UTF-8)",
+    ], r.stdout
