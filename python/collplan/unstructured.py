@@ -171,13 +171,23 @@ def flat(matrix: Matrix) -> list[int]:
     return [int(v) for r in matrix for v in r]
 
 
+def _in_ranges(where: str, **values) -> None:
+    """Each value an integer in its _RANGES range, else CollplanError (the core would see a C integer overflow)."""
+    for k, v in values.items():
+        lo, hi = _RANGES[k]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise CollplanError(f"{where}: {k}={v} is invalid (allowed: an integer {lo}..{hi})")
+
+
 def testset1(P: int, d: int, seed: int = 1, units: int = 1) -> Matrix:
     """Test set 1: about d messages per row and column (exactly d here), all of `units` units."""
+    _in_ranges("testset1", P=P, d=d, seed=seed, units=units)
     return _rows(_core.testset_uniform(P, d, seed, units), P)
 
 
 def testset2(P: int, d: int, seed: int = 1, max_units: int = 32) -> Matrix:
     """Test set 2: the pattern of test set 1, sizes uniform in 1..max_units (the paper: up to 32 x msg_unit)."""
+    _in_ranges("testset2", P=P, d=d, seed=seed, max_units=max_units)
     return _rows(_core.testset_nonuniform(P, d, max_units, seed), P)
 
 
@@ -241,8 +251,7 @@ def mesh_matrix(P: int, refine: int = 2, seed: int = 1) -> tuple[Matrix, dict]:
         import pymetis
     except ImportError:
         raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
-    if P < 1:
-        raise CollplanError(f"mesh: P={P} is invalid (allowed: >= 1)")
+    _in_ranges("mesh", P=P, refine=refine, seed=seed)
     if 0 <= refine < len(MESH_POINTS) and MESH_POINTS[refine] < MESH_POINTS_PER_PART * P:
         enough = [r for r, n in enumerate(MESH_POINTS) if n >= MESH_POINTS_PER_PART * P]
         raise CollplanError(
@@ -291,14 +300,11 @@ def matrix_from_spec(spec: str, ranks: int | None = None) -> Matrix:
         k, _, v = kv.partition("=")
         if k not in args or not v:
             raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)})")
-        lo, hi = _RANGES[k]
         try:
-            n = int(v, 10)
+            args[k] = int(v, 10)
         except ValueError:
-            n = None
-        if n is None or not lo <= n <= hi:
-            raise CollplanError(f"matrix spec '{spec}': {k}={v} is invalid (allowed: an integer {lo}..{hi})")
-        args[k] = n
+            args[k] = v
+    _in_ranges(f"matrix spec '{spec}'", **args)
     if kind == "testset1":
         return testset1(args["P"], args["d"], args["seed"], args["units"])
     if kind == "testset2":

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MEMORY_LIMIT = 3 << 30   # RLIMIT_AS of every case; a normal run needs well under 1 GiB (numpy, matplotlib, MPI)
+MEMORY_LIMIT = 3 << 30   # RLIMIT_AS of every case (estimate --plot, mesh:P=32, run, packet all work in 600 MB)
 TIMEOUT_S = 30
 
 RING3 = """collplan-schedule 1
@@ -273,3 +273,17 @@ def test_alltoallv_counts_are_validated(tmp_path):
         "error: sendcounts must be a sequence of 1 integers",
     ], r.stdout
     assert out[-1].startswith(f"error: wisdom file {tmp_path / 'w.json'}") and "offset 0" in out[-1], r.stdout
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda u: u.testset1(2**70, 2), "P=1180591620717411303424"),
+    (lambda u: u.testset2(4, 2, seed=-1), "seed=-1"),
+    (lambda u: u.testset1(4, 2, units=0), "units=0"),
+    (lambda u: u.mesh_matrix(0), "P=0"),
+], ids=["testset1-P-2^70", "testset2-seed-negative", "testset1-units-0", "mesh-P-0"])
+def test_generators_refuse_out_of_range_integers_from_python(call, needle):
+    """The API is a boundary too: nanobind's TypeError/OverflowError for an int beyond the C type never escapes."""
+    from collplan import CollplanError, unstructured
+    with pytest.raises(CollplanError, match="invalid") as e:
+        call(unstructured)
+    assert needle in str(e.value)
