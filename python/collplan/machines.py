@@ -60,7 +60,9 @@ def load_machine(name_or_path: str) -> Machine:
                                 f"{', '.join(machine_names())})")
     try:
         data = tomllib.loads(read_text(str(path), "machine file"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except OSError as e:
+        raise CollplanError(f"cannot read machine file {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
         raise CollplanError(f"cannot read machine file {path}: {e}") from None
     except RecursionError:
         raise CollplanError(f"machine file {path}: arrays or tables nested too deeply (allowed: the tables of "

@@ -71,11 +71,12 @@ def atomic_write(path: str, data: str | bytes) -> None:
 
 
 def read_text(path: str, what: str) -> str:
-    """A text file (UTF-8) that a user gave: anything else (a binary file, Latin-1 text) is a CollplanError naming
-    the file and the first byte that is not UTF-8. OSError propagates (the caller names what it was reading)."""
+    """A text file (UTF-8; a leading byte-order mark is dropped) that a user gave: anything else (a binary file,
+    Latin-1 text) is a CollplanError naming the file and the first byte that is not UTF-8. OSError propagates (the
+    caller names what it was reading)."""
     data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise CollplanError(f"{what} {path}: not a text file (byte 0x{data[e.start]:02x} at offset {e.start} is not "
                             "UTF-8)") from None

@@ -296,10 +296,13 @@ def matrix_from_spec(spec: str, ranks: int | None = None) -> Matrix:
     kind, args = m.group(1), _KEYS[m.group(1)].copy()
     if ranks is not None:
         args["P"] = ranks
+    given = set()
     for kv in filter(None, m.group(2).split(",")):
         k, _, v = kv.partition("=")
-        if k not in args or not v:
-            raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)})")
+        if k not in args or not v or k in given:
+            raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)}, "
+                                "each once)")
+        given.add(k)
         try:
             args[k] = int(v, 10)
         except ValueError:

@@ -57,7 +57,7 @@ FILES = {
     "unmatched.sched": RING3.replace("rank 1\n", "  5: | send to 1 tag 7 out[0+1]\nrank 1\n").encode(),
     "bin.csv": BINARY, "bin.json": BINARY, "bin.mtx": b"%%MatrixMarket matrix coordinate integer general\n\xff\n",
     "nan.csv": b"0,nan\n1,0\n", "inf.csv": b"0,inf\n1,0\n", "big.csv": b"0,1e400\n1,0\n", "neg.csv": b"0,-1\n1,0\n",
-    "huge.csv": b"0,99999999999999999999999\n1,0\n",
+    "huge.csv": b"0,99999999999999999999999\n1,0\n", "bom.csv": b"\xef\xbb\xbf0,1\n1,0\n",
     "nan.json": b"[[0, NaN], [1, 0]]", "inf.json": b"[[0, Infinity], [1, 0]]",
     "nan.mtx": b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n",
     "deep.json": b"[" * DEEP + b"]" * DEEP,
@@ -147,6 +147,8 @@ CASES = [  # (id, argv, fragment of the error line)
                                      "--sizes", "1KiB"], None),
     ("simulate-loggp-unmatched-send", ["simulate", "--schedule", "{d}/unmatched.sched", "--fidelity", "loggp",
                                        "--machine", "ib-qdr", "--size", "8B"], "rank 0 op 5 (send to 1 tag 7)"),
+    ("machine-directory", EST + ["--machine", "{d}/dir.toml"], "Is a directory"),
+    ("spec-key-twice", ["matrix", "stats", "testset1:P=4,d=2,P=5"], "P=5"),
     ("mesh-too-many-parts", ["matrix", "stats", "mesh:P=1000,refine=0"], "refine"),
     ("mesh-refine-6", ["matrix", "stats", "mesh:P=4,refine=6"], "refine=6"),
 ]
@@ -164,6 +166,7 @@ def files(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("hostile")
     for name, data in FILES.items():
         (d / name).write_bytes(data)
+    (d / "dir.toml").mkdir()
     return d
 
 
@@ -190,6 +193,11 @@ def test_hostile_input_is_one_line_exit_2(files, argv, needle):
     argv = [a.replace("{d}", str(files)) for a in argv]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI_", "PMIX_"))}
     assert_one_line(collplan(argv, files, env), needle)
+
+
+def test_a_byte_order_mark_is_not_data(files):
+    p = collplan(["matrix", "stats", "--json", str(files / "bom.csv")], files)
+    assert p.returncode == 0 and json.loads(p.stdout)["ranks"] == 2, p.stderr
 
 
 @pytest.mark.parametrize("name", ["noalg.sched", "noprefix.sched"])
