@@ -28,7 +28,7 @@ MPI_STAMPS := $(foreach a,$(MPI_ABIS),$(MPI_DIR)/$(a)/.installed)
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" cmake ninja "mpi4py>=4.1,<5"
+	$(PIP) install "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" cmake ninja "mpi4py>=4.1,<5"
 	$(PIP) install "scipy>=1.10" "pyamg>=5.0" "pymetis>=2023.1"  # pyproject's extra "unstructured" (test set 3: mesh + METIS)
 	touch $@
 

@@ -112,7 +112,7 @@ def row_labels(rows: list[EstimateRow]) -> list[str]:
             seen.append(parsed(r.params))
     out = []
     for r in rows:
-        short, sets = r.algorithm.split("/", 1)[1], variants[r.algorithm]
+        short, sets = r.algorithm.split("/", 1)[-1] or "(unnamed)", variants[r.algorithm]
         keys = sorted({k for d in sets for k in d if len({x.get(k) for x in sets}) > 1})
         mine = parsed(r.params)
         out.append(short + ("[" + " ".join(f"{k}={mine.get(k, '')}" for k in keys) + "]" if keys else ""))

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from ._core import CollplanError, format_bytes
 
 F_CRITICAL = 20.0  # F statistic a breakpoint must reach (two extra parameters); far above the 1% point of F(2, n)
+MAX_MODEL_FACTOR = 10.0  # a fitted model off by more than this factor at a measured size is refused (check_fit)
 
 
 # ------------------------------------------------------------------------------------------------ statistics
@@ -309,6 +310,42 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
         "barrier": summarize(data["barrier"], "barrier"), "timer": summarize(data["timer"], "timer"),
         "spread_median": sorted(s for s, _ in spreads)[len(spreads) // 2], "spread_worst": max(spreads),
     }
+
+
+def model_oneway(r: dict, kind: str, m: float) -> float:
+    """The one-way time of an m-byte message under the fitted model of this kind."""
+    if kind == "hockney":
+        return r["hockney"]["alpha"] + r["hockney"]["beta"] * m
+    return loggp_oneway(r["loggp"], m)
+
+
+def check_fit(r: dict, kind: str) -> None:
+    """Refuse (CollplanError) a fit that its own residuals say is wrong: the model's one-way time off by more than
+    MAX_MODEL_FACTOR from the measured median at some size, a constant that is not finite, or no time per byte
+    (LogGP's G, Hockney's beta) although the measured times grow with size. Measurements taken while other work
+    ran are the usual cause (once: o = 8 ms against 0.3 us measured, +2,410,790 % at 0 B)."""
+    load = r.get("loadavg_before", [None])[0]
+    busy = (f"the machine was probably busy (load average {load:.1f} on {r.get('cpus', '?')} CPUs); "
+            if load is not None else "the machine was probably busy; ")
+    why = f"{busy}run again on an idle machine"
+    per_byte = r["hockney"]["beta"] if kind == "hockney" else r["loggp"]["G"]
+    constants = [r["hockney"]["alpha"], per_byte] if kind == "hockney" else \
+        [loggp_L(r["loggp"]), r["loggp"]["o"], r["loggp"]["g"], per_byte, r["loggp"].get("O", 0.0)]
+    if not all(math.isfinite(c) and c >= 0 for c in constants):
+        raise CollplanError(f"calibrate: the {kind} fit is unreliable: a constant is negative or not finite; {why}")
+    sizes = sorted(m for m in r["pingpong"] if m in set(r["coarse_sizes"]))
+    if per_byte <= 0 and r["pingpong"][sizes[-1]]["median"] > 2 * r["pingpong"][sizes[0]]["median"]:
+        what = "beta" if kind == "hockney" else "G"
+        raise CollplanError(f"calibrate: the {kind} fit is unreliable: {what} = 0 s/B although the one-way time "
+                            f"grows from {fmt_time(r['pingpong'][sizes[0]]['median'])} at {format_bytes(sizes[0])} "
+                            f"to {fmt_time(r['pingpong'][sizes[-1]]['median'])} at {format_bytes(sizes[-1])}; {why}")
+    errors = [(model_oneway(r, kind, m) / r["pingpong"][m]["median"], m) for m in sizes]
+    ratio, m = max(errors, key=lambda e: max(e[0], 1 / e[0]) if e[0] > 0 else math.inf)
+    if not 1 / MAX_MODEL_FACTOR <= ratio <= MAX_MODEL_FACTOR:
+        raise CollplanError(f"calibrate: the {kind} fit is unreliable: its worst residual is {_pct(ratio - 1)} at "
+                            f"{format_bytes(m)} ({fmt_time(model_oneway(r, kind, m))} against "
+                            f"{fmt_time(r['pingpong'][m]['median'])} measured; allowed: within a factor of "
+                            f"{MAX_MODEL_FACTOR:g}); {why}")
 
 
 # ------------------------------------------------------------------------------------------------ writing

@@ -11,6 +11,10 @@ from ._core import CollplanError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
+        # "argument --ranks: --ranks -1 is invalid (...)": a type that names its option (commands/_common.int_arg)
+        head, sep, rest = message.partition(": ")
+        if sep and head.startswith("argument ") and rest.startswith(head[len("argument "):] + " "):
+            message = rest
         raise CollplanError(f"{self.prog}: {message}")
 
 
@@ -25,15 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _error(message: str) -> None:
     """The one-line error, once per run: under mpirun every rank fails alike, so only rank 0 says it."""
     rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0"))
+    # one line whatever the user's input was: a newline or other control character it echoes is escaped
+    message = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
     if rank == "0":
-        print(f"collplan: error: {message}", file=sys.stderr)
+        print(f"collplan: error: {message}", file=sys.stderr, flush=True)
+    from .mpi import wait_for_failing_ranks
+    wait_for_failing_ranks()
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        if getattr(args, "max_ranks", 1) < 1:
-            raise CollplanError(f"--max-ranks {args.max_ranks} is invalid (allowed: >= 1)")
         return args.func(args)
     except CollplanError as e:
         _error(str(e))

@@ -53,7 +53,7 @@ def approx_bytes(n: float) -> str:
 
 
 def read_text(path: str, max_bytes: int, what: str, from_limit: bool = True) -> str:
-    """The UTF-8 text of a file, reading at most max_bytes + 1 bytes: a larger file (or an endless device) is an
+    """The UTF-8 text of a file (a leading byte-order mark dropped), reading at most max_bytes + 1 bytes: a larger file (or an endless device) is an
     error naming the bound (from_limit: the bound follows from --max-memory). OSError propagates."""
     with open(path, "rb") as f:
         data = f.read(max_bytes + 1)
@@ -61,6 +61,7 @@ def read_text(path: str, max_bytes: int, what: str, from_limit: bool = True) -> 
         note = " (a bound that follows from --max-memory)" if from_limit else ""
         raise CollplanError(f"{what} {path} is larger than {approx_bytes(max_bytes)}{note}")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is not data
     except UnicodeDecodeError as e:
-        raise CollplanError(f"{what} {path}: byte 0x{data[e.start]:02x} at offset {e.start} is not UTF-8 text") from None
+        raise CollplanError(f"{what} {path}: not a text file (byte 0x{data[e.start]:02x} at offset {e.start} is not "
+                            "UTF-8)") from None

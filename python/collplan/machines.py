@@ -65,8 +65,13 @@ def load_machine(name_or_path: str) -> Machine:
                                 f"{', '.join(machine_names())})")
     try:
         data = tomllib.loads(read_machine_text(str(path)))
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except OSError as e:
+        raise CollplanError(f"cannot read machine file {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
         raise CollplanError(f"cannot read machine file {path}: {e}") from None
+    except RecursionError:
+        raise CollplanError(f"machine file {path}: arrays or tables nested too deeply (allowed: the tables of "
+                            "docs/calibration.md)") from None
     if not isinstance(data.get("model"), dict):
         raise CollplanError(f"machine file {path}: missing [model] table")
     topo = str(data.get("topology", ""))

@@ -155,6 +155,30 @@ class Case:
                                iters, warmup, reps)
 
 
+def case_bytes(collective: str, P: int, size: int) -> int:
+    """About the bytes one rank's Case holds at `size`: send and receive buffers, the expected result and the
+    per-rank parts that build it."""
+    if collective == "barrier":
+        return 0
+    return (P + 3) * size if collective == "allreduce" else (3 * P + 2) * size
+
+
+def require_memory(MPI, comm, collective: str, sizes) -> None:
+    """Refuse sizes whose buffers the ranks on this node cannot hold (at most half the physical memory), before
+    anything is allocated; collective (every rank decides alike)."""
+    from ._core import format_bytes
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    ranks_here = node.Get_size()
+    node.Free()
+    allowed = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    for n in sizes:
+        per_rank = case_bytes(collective, comm.Get_size(), n)
+        if per_rank * ranks_here > allowed:
+            raise CollplanError(f"size {format_bytes(n)} is too large: {collective} at P={comm.Get_size()} needs about "
+                                f"{per_rank / 2**30:.1f} GiB per rank, {ranks_here} rank(s) on this node (allowed: "
+                                f"at most half the physical memory for all of them, {allowed / 2**30:.1f} GiB)")
+
+
 def _time_python(MPI, comm, fn, iters: int, warmup: int, reps: int) -> list[float]:
     """timing.hpp's discipline from Python: each call timed alone, a barrier after it, the average over ranks."""
     for _ in range(warmup):
@@ -260,6 +284,7 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
         raise CollplanError(f"measure: reps {reps}, keep {keep}, target {target_s} s, max iters {max_iters} "
                             "(allowed: reps >= 1, keep >= 1, target > 0, max iters >= 1)")
     plan, scheds = setup(collective, P, None, machine, sizes, op, "measure")
+    require_memory(MPI, comm, collective, plan.sizes)
     estimates = price_estimate(scheds, plan.sizes, plan.model, plan.topology, progress=False)
     plan.candidates = plan.candidates + ([candidate("native")] if native else [])
     plan.estimates = estimates + ([[None] * len(plan.sizes)] if native else [])
@@ -272,7 +297,7 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
             plan.times[i][j], plan.samples[i][j] = best, s
         bar.step(j + 1)
     bar.done()
-    plan.notes.append(f"measured under {MPI.Get_library_version().splitlines()[0].strip()}: best of {reps} "
+    plan.notes.append(f"measured under {cmpi.library_version(MPI)}: best of {reps} "
                       f"interleaved repetitions; pruned by the {plan.model.split(':')[0]} estimate"
                       + (f" (within {prune:g}x of the best, at most {keep})" if prune > 0 else " (none pruned)"))
     plan.ranges = threshold_table(plan)

@@ -43,6 +43,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from . import _core
@@ -84,6 +85,12 @@ def _library_abi(MPI) -> str:
     return "mpich"  # MPICH and its ABI family (Intel MPI, MVAPICH)
 
 
+def library_version(MPI) -> str:
+    """The first line of MPI_Get_library_version, printable characters only (Open MPI's ends in a NUL byte)."""
+    lines = MPI.Get_library_version().splitlines() or [""]
+    return " ".join("".join(c for c in lines[0] if c.isprintable()).split())
+
+
 def pmpi_library(abi: str | None = None) -> str:
     """Path of libcollplan_pmpi.so for an MPI ('openmpi', 'mpich'; default: the one in use or launching us)."""
     abi = abi or (_state["abi"] if "abi" in _state else _launcher_abi()) or next(iter(homes()), None)
@@ -93,6 +100,40 @@ def pmpi_library(abi: str | None = None) -> str:
     if not path.exists():
         raise CollplanError(f"{path} is missing (reinstall collplan with its MPI runtime: make install)")
     return str(path)
+
+
+def launched_size() -> int:
+    """The number of ranks the launcher started (Open MPI's or MPICH's mpirun), 1 without one."""
+    env = os.environ
+    try:
+        return int(env.get("OMPI_COMM_WORLD_SIZE") or env.get("PMI_SIZE") or 1)
+    except ValueError:
+        return 1
+
+
+def wait_for_failing_ranks(timeout_s: float = 10.0) -> None:
+    """Under mpirun, after a rank failed (rank 0 has printed the error line): wait until every rank has failed
+    too, at most timeout_s, before this rank exits. Open MPI's launcher ends the job at the first non-zero exit
+    and drops what rank 0 had not written by then: a rank whose error came first (rank 0 still starting) hid rank
+    0's message behind the launcher's banner. MPI is started here if the failure came before it was (an argument
+    error: every rank fails alike). When some rank does not arrive in time this one exits at once (os._exit: MPI
+    cannot be finalized with the barrier pending), and the launcher ends the job."""
+    if launched_size() < 2:
+        return
+    try:
+        MPI, _ = backend()
+        if not MPI.Is_initialized() or MPI.Is_finalized():
+            return
+        req = MPI.COMM_WORLD.Ibarrier()
+    except Exception:  # noqa: BLE001 -- already failing: never mask the error being reported
+        return
+    deadline = time.monotonic() + timeout_s
+    while not req.Test():
+        if time.monotonic() > deadline:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(2)
+        time.sleep(0.001)
 
 
 def backend():
@@ -239,7 +280,10 @@ def _wisdom_text(path: str) -> str:
         if _state.get("wisdom_key") != key:
             from .limits import WISDOM_MAX_BYTES, read_text
             text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
-            _core.parse_wisdom(text)
+            try:
+                _core.parse_wisdom(text)
+            except CollplanError as e:
+                raise CollplanError(f"wisdom file {path}: {e}") from None
             _state.update(wisdom_key=key, wisdom_text=text)
     except OSError as e:
         raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
@@ -307,24 +351,49 @@ def _displs(counts, displs):
     return out
 
 
+def _ints(values, name: str, P: int) -> list[int]:
+    """A list of P integers >= 0 (alltoallv's counts or displacements), else a CollplanError naming it."""
+    try:
+        out = [int(v) for v in values]
+    except (TypeError, ValueError):
+        raise CollplanError(f"{name} must be a sequence of {P} integers") from None
+    if len(out) != P:
+        raise CollplanError(f"{name} has {len(out)} entries (allowed: one per rank, {P})")
+    for j, v in enumerate(out):
+        if v < 0:
+            raise CollplanError(f"{name}[{j}] = {v} is negative (allowed: >= 0)")
+    return out
+
+
+def _vector(counts, displs, buf, cname: str, dname: str, P: int) -> tuple[list[int], list[int]]:
+    """alltoallv's counts and displacements (default: packed) of one side, checked: P of each, none negative, and
+    every block inside the buffer (elements)."""
+    c = _ints(counts, cname, P)
+    d = _displs(c, None) if displs is None else _ints(displs, dname, P)
+    for j in range(P):
+        if d[j] + c[j] > buf.size:
+            raise CollplanError(f"{dname}[{j}] + {cname}[{j}] = {d[j]} + {c[j]} is beyond the buffer of {buf.size} "
+                                "elements")
+    return c, d
+
+
 def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
                    sdispls=None, rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> Request:
     """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
     MPI, mod = backend()
+    P = comm.Get_size()
     out = _array(recvbuf, "recvbuf", writable=True)
     item = out.itemsize
     send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
     if send is not None and send.itemsize != item:
         raise CollplanError("sendbuf and recvbuf must have the same element size")
-    sc = [int(c) * item for c in (recvcounts if send is None else sendcounts)]
-    sd = [int(d) * item for d in _displs(recvcounts if send is None else sendcounts, rdispls if send is None else sdispls)]
-    rc = [int(c) * item for c in recvcounts]
-    rd = [int(d) * item for d in _displs(recvcounts, rdispls)]
+    counts = _vector(recvcounts, rdispls, out, "recvcounts", "rdispls", P)
+    sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
+    sc, sd = ([v * item for v in x] for x in sends)
+    rc, rd = ([v * item for v in x] for x in counts)
     if algorithm == "auto":
         chosen = _auto(comm, "alltoallv", 0, params, wisdom)
         if chosen is None:
-            counts = [int(c) for c in recvcounts], _displs(recvcounts, rdispls)
-            sends = counts if send is None else ([int(c) for c in sendcounts], _displs(sendcounts, sdispls))
             return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
                                  (send, out))
         algorithm, params = chosen

@@ -1,4 +1,5 @@
-"""Writing the files commands produce: completely or not at all, the way their users expect."""
+"""Writing the files commands produce: completely or not at all, the way their users expect; and reading the
+text files they take."""
 from __future__ import annotations
 
 import os

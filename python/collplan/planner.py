@@ -364,8 +364,14 @@ def merge_wisdom(path: str, p: Plan) -> str:
     target = Path(path)
     if target.exists():
         from .limits import WISDOM_MAX_BYTES, read_text
-        text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
-        _core.parse_wisdom(text)  # a clear error before anything is replaced
+        try:
+            text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
+        except OSError as e:
+            raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
+        try:
+            _core.parse_wisdom(text)  # a clear error before anything is replaced
+        except CollplanError as e:
+            raise CollplanError(f"wisdom file {path}: {e}") from None
         entries = json.loads(text)["entries"]
     new = wisdom_entries(p)
     keys = {_key(e) for e in new}

@@ -13,6 +13,8 @@ message of m units to rank j (Wang, Lin, Ranka, CM-5 1993, sec. 2.1). Here a mat
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -22,6 +24,7 @@ from ._core import CollplanError
 from .machines import load_machine, read_machine_text
 
 Matrix = list  # list of P rows of ints
+MAX_UNITS = 1 << 40  # an entry of a matrix, and units/max_units of a test set, at most (sums stay within 64 bits)
 
 
 # ------------------------------------------------------------------------------------------------- reading
@@ -37,6 +40,8 @@ def _check_square(rows: list[list[int]], where: str, diagonal_ok: bool = False) 
         for j, v in enumerate(r):
             if v < 0:
                 raise CollplanError(f"{where}: COM({i},{j}) = {v} is negative (allowed: sizes >= 0)")
+            if v > MAX_UNITS:
+                raise CollplanError(f"{where}: COM({i},{j}) = {v} is too large (allowed: sizes 0..{MAX_UNITS})")
             if i == j and v and not diagonal_ok:
                 raise CollplanError(f"{where}: diagonal traffic COM({i},{i}) = {v} (allowed: 0, a rank sends "
                                     f"nothing to itself)")
@@ -44,16 +49,18 @@ def _check_square(rows: list[list[int]], where: str, diagonal_ok: bool = False) 
 
 
 def _int(text: str, where: str) -> int:
+    """An integer written as such or as a number with an integral value ('4', '4.0', '1e3'); not nan or inf."""
     try:
         return int(text)
     except ValueError:
-        try:
-            f = float(text)
-        except ValueError:
-            f = None
-        if f is not None and f == int(f):
-            return int(f)
-        raise CollplanError(f"{where}: '{text}' is not an integer size") from None
+        pass
+    try:
+        f = float(text)
+    except ValueError:
+        f = math.nan
+    if math.isfinite(f) and f == int(f):
+        return int(f)
+    raise CollplanError(f"{where}: '{text}' is not an integer size")
 
 
 def parse_dense(text: str, where: str = "matrix") -> Matrix:
@@ -116,6 +123,8 @@ def parse_json(text: str, where: str = "matrix") -> Matrix:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise CollplanError(f"{where}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    except RecursionError:
+        raise CollplanError(f"{where}: arrays or objects nested too deeply (allowed: a list of rows)") from None
     rows = doc.get("matrix") if isinstance(doc, dict) else doc
     if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
         raise CollplanError(f"{where}: expected a list of rows or {{\"matrix\": [[...], ...]}}")
@@ -171,14 +180,24 @@ def flat(matrix: Matrix) -> list[int]:
     return [int(v) for r in matrix for v in r]
 
 
+def _in_ranges(where: str, **values) -> None:
+    """Each value an integer in its _RANGES range, else CollplanError (the core would see a C integer overflow)."""
+    for k, v in values.items():
+        lo, hi = _RANGES[k]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise CollplanError(f"{where}: {k}={v} is invalid (allowed: an integer {lo}..{hi})")
+
+
 def testset1(P: int, d: int, seed: int = 1, units: int = 1, max_memory=None) -> Matrix:
     """Test set 1: about d messages per row and column (exactly d here), all of `units` units."""
+    _in_ranges("testset1", P=P, d=d, seed=seed, units=units)
     require_matrix(P, f"testset1:P={P}", max_memory)
     return _rows(_core.testset_uniform(P, d, seed, units), P)
 
 
 def testset2(P: int, d: int, seed: int = 1, max_units: int = 32, max_memory=None) -> Matrix:
     """Test set 2: the pattern of test set 1, sizes uniform in 1..max_units (the paper: up to 32 x msg_unit)."""
+    _in_ranges("testset2", P=P, d=d, seed=seed, max_units=max_units)
     require_matrix(P, f"testset2:P={P}", max_memory)
     return _rows(_core.testset_nonuniform(P, d, max_units, seed), P)
 
@@ -190,8 +209,9 @@ def airfoil_mesh(refine: int = 0):
         import pyamg
     except ImportError:
         raise CollplanError("test set 3 needs pyamg (pip install pyamg; `make install` does it)") from None
-    if not 0 <= refine <= 5:
-        raise CollplanError(f"mesh refine={refine} is invalid (allowed: 0..5)")
+    if not 0 <= refine < len(MESH_POINTS):
+        raise CollplanError(f"mesh refine={refine} is invalid (allowed: 0..{len(MESH_POINTS) - 1}; each step has "
+                            "about 4x the points)")
     data = pyamg.gallery.load_example("airfoil")
     verts = [tuple(map(float, v)) for v in data["vertices"]]
     tris = [tuple(map(int, t)) for t in data["elements"]]
@@ -212,6 +232,29 @@ def airfoil_mesh(refine: int = 0):
     return verts, tris
 
 
+MESH_POINTS = (322, 1226, 4780, 18872, 74992, 298976)  # points of airfoil_mesh(refine) for refine = 0..5
+MESH_POINTS_PER_PART = 4  # fewer leaves parts empty or without neighbours: a matrix of noise (METIS: 161+ of 322)
+
+
+class _quiet:
+    """Standard output and error of the process (C libraries included) go to /dev/null inside the block."""
+
+    def __enter__(self):
+        import sys
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        self.saved = [os.dup(1), os.dup(2)]
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+
+    def __exit__(self, *exc):
+        for fd, saved in zip((1, 2), self.saved):
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
 def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tuple[Matrix, dict]:
     """Test set 3: the airfoil mesh's vertex graph partitioned into P parts by METIS; COM(p, q) = the number of
     vertices of part p adjacent to part q (the boundary values q needs from p each iteration)."""
@@ -219,8 +262,14 @@ def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tupl
         import pymetis
     except ImportError:
         raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
-    if P < 1:
-        raise CollplanError(f"mesh: P={P} is invalid (allowed: >= 1)")
+    _in_ranges("mesh", P=P, refine=refine, seed=seed)
+    if 0 <= refine < len(MESH_POINTS) and MESH_POINTS[refine] < MESH_POINTS_PER_PART * P:
+        enough = [r for r, n in enumerate(MESH_POINTS) if n >= MESH_POINTS_PER_PART * P]
+        raise CollplanError(
+            f"mesh:P={P},refine={refine}: the mesh has {MESH_POINTS[refine]} points, fewer than "
+            f"{MESH_POINTS_PER_PART} per part (allowed: P <= {MESH_POINTS[refine] // MESH_POINTS_PER_PART} at "
+            f"refine={refine}; " + (f"refine={enough[0]} has enough points for P={P})" if enough else
+                                    f"P <= {MESH_POINTS[-1] // MESH_POINTS_PER_PART} at refine={len(MESH_POINTS) - 1})"))
     require_matrix(P, f"mesh:P={P}", max_memory)
     verts, tris = airfoil_mesh(refine)
     adj = [set() for _ in verts]
@@ -230,7 +279,12 @@ def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tupl
     if P == 1:
         part = [0] * len(verts)
     else:
-        part = list(pymetis.part_graph(P, adjacency=[sorted(s) for s in adj], options=pymetis.Options(seed=seed))[1])
+        with _quiet():  # METIS prints its complaints to the C library's stdout
+            part = list(pymetis.part_graph(P, adjacency=[sorted(s) for s in adj],
+                                           options=pymetis.Options(seed=seed))[1])
+        if len(set(part)) != P:
+            raise CollplanError(f"mesh:P={P},refine={refine}: METIS left {P - len(set(part))} of the {P} parts "
+                                "empty (allowed: fewer parts, or a larger refine)")
     rows = [[0] * P for _ in range(P)]
     for v, nb in enumerate(adj):
         for q in {part[u] for u in nb} - {part[v]}:
@@ -241,6 +295,8 @@ def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tupl
 _SPEC = re.compile(r"^(testset1|testset2|mesh):(.*)$")
 _KEYS = {"testset1": {"P": 32, "d": 4, "seed": 1, "units": 1}, "testset2": {"P": 32, "d": 4, "seed": 1, "max_units": 32},
          "mesh": {"P": 32, "refine": 2, "seed": 1}}
+_RANGES = {"P": (1, 1 << 22), "d": (0, (1 << 22) - 1), "seed": (0, (1 << 64) - 1), "units": (1, MAX_UNITS),
+           "max_units": (1, MAX_UNITS), "refine": (0, len(MESH_POINTS) - 1)}  # P: the core's kMaxNodes
 
 
 def matrix_from_spec(spec: str, ranks: int | None = None, max_memory=None) -> Matrix:
@@ -252,11 +308,18 @@ def matrix_from_spec(spec: str, ranks: int | None = None, max_memory=None) -> Ma
     kind, args = m.group(1), _KEYS[m.group(1)].copy()
     if ranks is not None:
         args["P"] = ranks
+    given = set()
     for kv in filter(None, m.group(2).split(",")):
         k, _, v = kv.partition("=")
-        if k not in args or not v:
-            raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)})")
-        args[k] = _int(v, f"matrix spec '{spec}'")
+        if k not in args or not v or k in given:
+            raise CollplanError(f"matrix spec '{spec}': bad item '{kv}' (allowed: {', '.join(f'{x}=N' for x in args)}, "
+                                "each once)")
+        given.add(k)
+        try:
+            args[k] = int(v, 10)
+        except ValueError:
+            args[k] = v
+    _in_ranges(f"matrix spec '{spec}'", **args)
     if kind == "testset1":
         return testset1(args["P"], args["d"], args["seed"], args["units"], max_memory)
     if kind == "testset2":

@@ -144,6 +144,23 @@ TEST(SimLogGP, UnmatchedSendIsAnError) {
     }
 }
 
+TEST(SimLogGP, UnmatchedEagerSendIsAnErrorEvenWhenEveryRankFinishes) {
+    // An eager send completes at once: with no recv anywhere every rank finishes, but the message never arrives
+    // anywhere. flow and packet never complete the send; loggp must refuse it alike.
+    Schedule s = blank(2);
+    RankBuilder(s, 0).send(1, 7, {in(0)});
+    RankBuilder(s, 1);
+    for (const Fidelity f : {Fidelity::loggp, Fidelity::flow, Fidelity::packet}) {
+        try {
+            run(s, "full:2", kLogGP, "", f, 8);
+            FAIL() << "no error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("rank 0 op 0 (send to 1 tag 7) never completes"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 // ---- flow: max-min sharing computed by hand (alpha = 0, 1 byte per ns, m = 1000 bytes) ---------------------------
 const std::string kUnit = "hockney:alpha=0s,beta=1ns/B,ports=4";
 

@@ -141,8 +141,9 @@ def test_loggp_fails_cleanly():
 
 
 # --------------------------------------------------------------------------------------------- machine file
-def synthetic_run(seed: int = 3) -> dict:
-    """Raw samples as commands/calibrate.py collects them, from eager_rendezvous() and known local costs."""
+def synthetic_run(seed: int = 3, tamper=None) -> dict:
+    """Raw samples as commands/calibrate.py collects them, from eager_rendezvous() and known local costs (tamper:
+    a function that changes them before the fit)."""
     rng = random.Random(seed)
     reps = 9
     samples = lambda t: [noisy(t, rng, 0.03) for _ in range(reps)]  # noqa: E731
@@ -158,6 +159,8 @@ def synthetic_run(seed: int = 3) -> dict:
     for m in [1024, 16384, 262144, 4 << 20]:
         data["reduce"][m], data["copy"][m] = samples(50e-9 + 0.3e-9 * m), samples(20e-9 + 0.1e-9 * m)
     data["barrier"], data["timer"] = samples(1e-6), samples(20e-9)
+    if tamper:
+        tamper(data)
     return cal.build(data, SIZES, 2, "Synthetic MPI 1.0", "mpich", reps, False, host="testhost",
                      date="2026-01-01T00:00:00+00:00", elapsed_s=1.0)
 
@@ -184,6 +187,37 @@ def test_machine_file_loads_and_estimates(tmp_path, kind):
     assert all(0 < row.time_s < 1 for row in rows)
     report = cal.report_text(r, kind)
     assert "R^2 =" in report and "eager <= 8192 B" in report and "measured" in report
+
+
+@pytest.mark.parametrize("kind", ["hockney", "loggp"])
+def test_a_good_fit_passes_the_residual_check(kind):
+    cal.check_fit(synthetic_run(), kind)
+
+
+def _busy_overheads(data):  # the send/recv overhead kernel ran while the machine was busy: o = 8 ms
+    for m in data["o_send"]:
+        data["o_send"][m] = [8e-3] * len(data["o_send"][m])
+        data["o_recv"][m] = [8e-3] * len(data["o_recv"][m])
+
+
+def _flat_bursts(data):  # bursts measured under load: no gap grows with the size, G = 0
+    for m in data["burstn"]:
+        data["burstn"][m] = list(data["burst1"][m])
+
+
+@pytest.mark.parametrize("tamper,kind,needle", [
+    (_busy_overheads, "loggp", "worst residual is +"),
+    (_flat_bursts, "loggp", "G = 0 s/B although the one-way time grows"),
+])
+def test_a_fit_its_residuals_call_wrong_is_refused(tamper, kind, needle):
+    r = synthetic_run(tamper=tamper)
+    r.update(loadavg_before=[3.5], cpus=2)
+    with pytest.raises(CollplanError) as e:
+        cal.check_fit(r, kind)
+    msg = str(e.value)
+    assert "fit is unreliable" in msg and needle in msg, msg
+    assert "load average 3.5 on 2 CPUs" in msg and "run again on an idle machine" in msg and "\n" not in msg
+    cal.check_fit(r, "hockney")  # the ping-pong itself was fine: the other model stands
 
 
 def test_check_machine_text_refuses_a_bad_file():

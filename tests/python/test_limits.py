@@ -42,11 +42,15 @@ def refused(p, *words):
     (["verify", "--collective", "allgather", "--algorithm", "ring", "--topology", "full:4194304"], ["P=4194304"]),
     (["plan", "--collective", "allgather", "--ranks", "100000", "--machine", "paragon"], ["plan:"]),
     (["matrix", "stats", "testset1:P=20000,d=4"], ["20000 x 20000"]),
-    (["dissemination", "--ranks", "1000000000"], ["P=1000000000"]),
+    (["dissemination", "--ranks", "4000000", "--n-max", "2"], ["P=4000000"]),
 ])
 def test_huge_problems_are_refused_before_allocating(args, words):
-    line = refused(run(*args, "--max-memory", "64MiB"), "needs about", "limit 64.0MiB, --max-memory", *words)
+    line = refused(run(*args, "--max-memory", "16MiB"), "needs about", "limit 16.0MiB, --max-memory", *words)
     assert "Traceback" not in line
+
+
+def test_ranks_beyond_any_topology_are_refused_as_arguments():
+    refused(run("dissemination", "--ranks", "1000000000"), "--ranks 1000000000 is invalid", "1..4194304")
 
 
 def test_verify_refuses_huge_declared_blocks(tmp_path):

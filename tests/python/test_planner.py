@@ -123,7 +123,7 @@ def test_cli_plan_plot(tmp_path, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["--collective", "alltoallv", "--ranks", "4"], "invalid choice"),
     (["--collective", "allreduce", "--ranks", "4", "--sizes", "12B"], "multiples of 8"),
-    (["--collective", "allreduce", "--ranks", "0"], "number of ranks 0 is invalid"),
+    (["--collective", "allreduce", "--ranks", "0"], "--ranks 0 is invalid"),
     (["--collective", "allgather", "--ranks", "4", "--machine", "nowhere"], "unknown machine 'nowhere'"),
     (["--collective", "allreduce", "--topology", "ring:3", "--evaluator", "measure"], "give no --topology"),
 ])

@@ -2,13 +2,49 @@
 --param, --matrix) and turning them into a schedule."""
 from __future__ import annotations
 
-from pathlib import Path
+import argparse
+import math
 
 from .. import _core, limits
 from .._core import CollplanError
 from ..api import schedule
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
+MAX_RANKS = 1 << 22       # the core's kMaxNodes (src/collplan/topology/topology.hpp): P of any topology
+INT64_MAX = (1 << 63) - 1
+UINT64_MAX = (1 << 64) - 1
+
+
+def int_arg(option: str, lo: int, hi: int = INT64_MAX):
+    """The argparse type of integer option `option`: a decimal integer in lo..hi. Anything else (2^64, -1 where
+    unsigned, 4.0) is refused as "--x V is invalid (allowed: lo..hi)" while the arguments are parsed: before any
+    work starts, and before MPI starts."""
+    def integer(text: str) -> int:
+        try:
+            v = int(text.strip(), 10)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{option} {text} is invalid (allowed: an integer {lo}..{hi})")
+        return v
+    return integer
+
+
+def float_arg(option: str, lo: float, hi: float = math.inf):
+    """The argparse type of number option `option`: a finite number in lo..hi (nan and inf are refused)."""
+    def number(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and lo <= v <= hi):
+            allowed = f"a number >= {lo:g}" if hi == math.inf else f"a number {lo:g}..{hi:g}"
+            raise argparse.ArgumentTypeError(f"{option} {text} is invalid (allowed: {allowed})")
+        return v
+    return number
+
+
+RANKS = int_arg("--ranks", 1, MAX_RANKS)
 
 
 def params_of(pairs: list[str] | None) -> dict:
@@ -74,7 +110,7 @@ def add_problem(p, need_algorithm=True):
     p.add_argument("--collective", choices=COLLECTIVES)
     p.add_argument("--algorithm", help="name, e.g. ring or allgather/ring" + (" or all" if need_algorithm else ""))
     p.add_argument("--schedule", metavar="FILE", help="a schedule in collplan's text form instead of an algorithm")
-    p.add_argument("--ranks", type=int, help="number of ranks P (topology full:P unless --topology)")
+    p.add_argument("--ranks", type=RANKS, help="number of ranks P (topology full:P unless --topology)")
     p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
     p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
     add_max_memory(p)

@@ -15,12 +15,14 @@ import os
 import socket
 import sys
 import time
+from pathlib import Path
 
 from .. import calibrate as cal
 from .. import mpi as cmpi
 from ..measure import backend_as_programs_run
 from .._core import CollplanError, format_bytes, parse_size
 from ..output import atomic_write
+from ._common import int_arg
 
 MIN_SAMPLE_S = 20e-6     # a sample (a batch of iterations) lasts at least this long
 ROUNDS = 5               # the size sweeps run this often, interleaved, so a burst of load elsewhere on the machine
@@ -36,7 +38,7 @@ def register(sub) -> None:
                    help="which model goes into [model] (default loggp: its estimates chose the measured best more "
                         "often here, docs/planner.md; the other figures go to [network] and [calibration])")
     p.add_argument("--max-size", default="4MiB", help="largest message and local-operation size (default 4MiB)")
-    p.add_argument("--reps", type=int, help="timed samples per size, over all rounds (default 100; --quick 7)")
+    p.add_argument("--reps", type=int_arg("--reps", 3, 100000), help="timed samples per size, over all rounds (default 100; --quick 7)")
     p.add_argument("--quick", action="store_true", help="few sizes and repetitions (seconds, for tests)")
     p.add_argument("--name", help="machine name in the file (default: the file's stem)")
     p.add_argument("--json", action="store_true", help="print the result as JSON instead of the report")
@@ -204,12 +206,27 @@ def _eager(run: Run):
 
 
 # ------------------------------------------------------------------------------------------------ command
+def _fit_and_write(run: Run, args, library: str, load_before: list) -> dict:
+    """Rank 0: the fits, checked (a fit its own residuals call wrong is neither written nor reported), and the
+    machine file."""
+    result = cal.build(run.data, run.coarse, run.P, library, cmpi._state.get("abi", ""), run.reps, args.quick,
+                       host=socket.gethostname(),
+                       date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                       elapsed_s=time.monotonic() - run.t0)
+    result.update(loadavg_before=load_before, loadavg_after=list(os.getloadavg()), cpus=os.cpu_count())
+    cal.check_fit(result, args.model)
+    if args.out:
+        text = cal.machine_toml(result, args.model, args.name or Path(args.out).stem)
+        cal.check_machine_text(text, args.out)  # nothing is written unless load_machine would accept it
+        atomic_write(args.out, text)
+        result["out"] = args.out
+    return result
+
+
 def cmd_calibrate(args) -> int:
     max_size = parse_size(args.max_size)
-    if max_size < 1024:
-        raise CollplanError(f"--max-size {args.max_size} is too small (allowed: >= 1KiB)")
-    if args.reps is not None and not 3 <= args.reps <= 100000:
-        raise CollplanError(f"--reps {args.reps} is invalid (allowed: 3..100000)")
+    if not 1024 <= max_size <= 1 << 30:
+        raise CollplanError(f"--max-size {args.max_size} is invalid (allowed: 1KiB..1GiB)")
     MPI, module = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     if comm.Get_size() < 2:
@@ -217,22 +234,18 @@ def cmd_calibrate(args) -> int:
                             "`mpirun -n 2 collplan calibrate --out FILE`")
     load_before = list(os.getloadavg())
     run = measure(MPI, comm, module.calibrate, args, max_size)
-    library = "".join(c for c in MPI.Get_library_version().splitlines()[0] if c.isprintable()).strip()
-    library = " ".join(library.split()).split(",")[0]
-    comm.Barrier()
+    library = cmpi.library_version(MPI).split(",")[0]
+    result, error = None, None
+    if run.me == 0:  # rank 0 fits and writes; every rank fails with its error (one line, nobody left waiting)
+        try:
+            result = _fit_and_write(run, args, library, load_before)
+        except CollplanError as e:
+            error = str(e)
+    error = comm.bcast(error, root=0)
+    if error is not None:
+        raise CollplanError(error)
     if run.me != 0:
         return 0
-    result = cal.build(run.data, run.coarse, run.P, library, cmpi._state.get("abi", ""), run.reps, args.quick,
-                   host=socket.gethostname(), date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-                   elapsed_s=time.monotonic() - run.t0)
-    result.update(loadavg_before=load_before, loadavg_after=list(os.getloadavg()), cpus=os.cpu_count())
-    if args.out:
-        from pathlib import Path
-
-        text = cal.machine_toml(result, args.model, args.name or Path(args.out).stem)
-        cal.check_machine_text(text, args.out)  # nothing is written unless load_machine would accept it
-        atomic_write(args.out, text)
-        result["out"] = args.out
     if args.json:
         print(json.dumps(result, indent=1, default=lambda o: o.as_dict()))
     else:

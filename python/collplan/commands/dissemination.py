@@ -6,18 +6,18 @@ import json
 from .. import dissemination
 from ..reproduce import format_table
 from .._core import format_time
-from ._common import add_max_memory
+from ._common import RANKS, add_max_memory, int_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("dissemination", help="n-way dissemination allreduce: 5-tuple/fallback plan and cost per n")
-    p.add_argument("--ranks", type=int, required=True, help="number of ranks P")
+    p.add_argument("--ranks", type=RANKS, required=True, help="number of ranks P")
     p.add_argument("--size", default="8B", help="vector size (default 8B)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--machine", help="bundled machine or TOML file (default: the LogGP model of n=auto)")
     g.add_argument("--model", help="model spec")
     p.add_argument("--takeout", default="keep", choices=["keep", "inverse", "none"])
-    p.add_argument("--n-max", type=int, default=dissemination.MAX_N)
+    p.add_argument("--n-max", type=int_arg("--n-max", 1, dissemination.MAX_N), default=dissemination.MAX_N)
     p.add_argument("--json", action="store_true")
     add_max_memory(p)
     p.set_defaults(func=cmd_dissemination)

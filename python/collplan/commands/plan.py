@@ -14,14 +14,14 @@ from ..machines import machine_names
 from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
-from ._common import add_max_memory
+from ._common import RANKS, add_max_memory, float_arg, int_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)")
     p.add_argument("--collective", required=True, choices=PLANNED)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--ranks", type=int, help="number of ranks P (topology full:P); measure: mpirun's size")
+    g.add_argument("--ranks", type=RANKS, help="number of ranks P (topology full:P); measure: mpirun's size")
     g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
     p.add_argument("--machine", required=True, help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     p.add_argument("--sizes", default="8B..1MiB", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
@@ -30,10 +30,10 @@ def register(sub) -> None:
                    help="estimate (analytic, default), simulate (--fidelity), measure (under mpirun)")
     p.add_argument("--fidelity", choices=FIDELITIES, default="loggp", help="simulator for --evaluator simulate")
     m = p.add_argument_group("measure")
-    m.add_argument("--prune", type=float, default=3.0,
+    m.add_argument("--prune", type=float_arg("--prune", 0), default=3.0,
                    help="measure only candidates estimated within this factor of the best (0: measure all)")
-    m.add_argument("--keep", type=int, default=6, help="measure at most this many candidates per size")
-    m.add_argument("--reps", type=int, default=5, help="interleaved repetitions per candidate (the best is used)")
+    m.add_argument("--keep", type=int_arg("--keep", 1, 1000), default=6, help="measure at most this many candidates per size")
+    m.add_argument("--reps", type=int_arg("--reps", 1, 100000), default=5, help="interleaved repetitions per candidate (the best is used)")
     m.add_argument("--target", default="2ms", help="length of one repetition (calls per repetition follow)")
     m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
@@ -47,12 +47,15 @@ def register(sub) -> None:
 
 def cmd_plan(args) -> int:
     from .._core import parse_time
+    target_s = parse_time(args.target)
+    if not 0 < target_s <= 60:
+        raise CollplanError(f"--target {args.target} is invalid (allowed: a time in 0s..1min, e.g. 2ms)")
     if args.evaluator == "measure":
         from ..measure import plan_measured
         if args.topology:
             raise CollplanError("--evaluator measure times the ranks mpirun started: give no --topology")
         result = plan_measured(args.collective, args.machine, args.sizes, args.op, args.ranks, prune=args.prune,
-                               keep=args.keep, reps=args.reps, target_s=parse_time(args.target),
+                               keep=args.keep, reps=args.reps, target_s=target_s,
                                native=not args.no_native, progress=not args.no_progress)
         from ..mpi import backend
         if backend()[0].COMM_WORLD.Get_rank() != 0:

@@ -17,9 +17,9 @@ import sys
 from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_sizes
 from ..api import algorithms
-from ..measure import Case, backend_as_programs_run, time_request
+from ..measure import Case, backend_as_programs_run, require_memory, time_request
 from ..output import atomic_write
-from ._common import params_of
+from ._common import int_arg, params_of
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
@@ -30,8 +30,8 @@ def register(sub) -> None:
     p.add_argument("--algorithm", default="all", help="registry name, or 'all' (every one that applies)")
     p.add_argument("--param", action="append", help="algorithm parameter NAME=VALUE (repeatable)")
     p.add_argument("--sizes", default="8B..1MiB", help="e.g. 8B..1MiB, or 0,13,4KiB")
-    p.add_argument("--iters", type=int, default=100, help="timed calls per size (default 100)")
-    p.add_argument("--warmup", type=int, default=5, help="untimed calls before timing")
+    p.add_argument("--iters", type=int_arg("--iters", 1, 10**9), default=100, help="timed calls per size (default 100)")
+    p.add_argument("--warmup", type=int_arg("--warmup", 0, 10**9), default=5, help="untimed calls before timing")
     p.add_argument("--op", choices=["sum", "noncommutative"], default="sum", help="allreduce operation")
     p.add_argument("--mode", choices=["auto", "pack", "datatype"], default="auto",
                    help="how non-contiguous messages travel")
@@ -87,13 +87,12 @@ def _print_table(rows, header, file=sys.stdout):
 
 
 def cmd_run(args) -> int:
+    params = params_of(args.param)
+    sizes = [0] if args.collective == "barrier" else list(parse_sizes(args.sizes))  # checked before MPI starts
     MPI, _ = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()
-    params = params_of(args.param)
-    if args.iters < 1 or args.warmup < 0:
-        raise CollplanError(f"--iters {args.iters} / --warmup {args.warmup} invalid (allowed: iters >= 1, warmup >= 0)")
-    sizes = [0] if args.collective == "barrier" else list(parse_sizes(args.sizes))
+    require_memory(MPI, comm, args.collective, sizes)
     rows, skipped = [], []
     for name in _candidates(args):
         why = cmpi.applies(args.collective, name, P, params)
@@ -107,7 +106,7 @@ def cmd_run(args) -> int:
             if args.algorithm != "all":
                 raise
             skipped.append(f"{name}: {e}")
-    library = MPI.Get_library_version().splitlines()[0].strip()
+    library = cmpi.library_version(MPI)
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,
                   "skipped": skipped}

@@ -9,7 +9,7 @@ from .._core import CollplanError
 from ..api import algorithms, schedule
 from ..machines import load_machine, machine_names
 from ..sim import FIDELITIES, simulate
-from ._common import add_problem, ranks_topology, schedule_from_args
+from ._common import UINT64_MAX, add_problem, int_arg, ranks_topology, schedule_from_args
 
 
 def register(sub) -> None:
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", metavar="K=V", help="one network parameter (repeatable)")
     p.add_argument("--size", default=None, help="collective message size (default 1MiB)")
     p.add_argument("--sizes", default=None, help="several sizes: 16B..1MiB, 8,1KiB,... (time-vs-size)")
-    p.add_argument("--seed", type=int, default=0, help="seed (packet: arbitration=random)")
+    p.add_argument("--seed", type=int_arg("--seed", 0, UINT64_MAX), default=0, help="seed (packet: arbitration=random)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--links", action="store_true", help="with --json: per-link and per-rank arrays too")
     p.add_argument("--plot", metavar="FILE.png",

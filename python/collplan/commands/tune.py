@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import json
 
-from .._core import CollplanError
-from ._common import params_of
+from ._common import float_arg, params_of
 
 
 def register(sub) -> None:
@@ -12,7 +11,7 @@ def register(sub) -> None:
     p.add_argument("--algorithm", required=True, help="circgos, torgos or cubgos")
     p.add_argument("--topology", required=True, help="ring:n / line:n (circgos), torus:AxB / mesh:AxB (torgos), "
                                                      "torus:AxBxC.. (cubgos)")
-    p.add_argument("--r", type=float, action="append", required=True,
+    p.add_argument("--r", type=float_arg("--r", 0), action="append", required=True,
                    help="startup time / transfer time of one PU's data (repeatable)")
     p.add_argument("--param", action="append", metavar="K=V", help="fix a parameter (a, b, k, colours, radix)")
     p.add_argument("--json", action="store_true")
@@ -22,9 +21,6 @@ def register(sub) -> None:
 def cmd_tune(args) -> int:
     from ..gossip import tune
     fixed = params_of(args.param)
-    for r in args.r:
-        if not r >= 0:
-            raise CollplanError(f"--r {r} is invalid (allowed: >= 0)")
     rows = [tune(args.algorithm, args.topology, r, fixed) for r in args.r]
     if args.json:
         print(json.dumps({"results": rows}, indent=2))

@@ -7,7 +7,7 @@ import time
 
 from .. import _core, limits
 from ..api import OPS, algorithms, verify
-from ._common import add_problem, schedule_from_args
+from ._common import MAX_RANKS, add_problem, int_arg, schedule_from_args
 
 
 def register(sub) -> None:
@@ -15,7 +15,7 @@ def register(sub) -> None:
     add_problem(p, need_algorithm=False)
     p.add_argument("--op", choices=OPS, help="reduction operation (allreduce); default sum")
     p.add_argument("--all", action="store_true", help="verify every registered algorithm for every P <= --max-ranks")
-    p.add_argument("--max-ranks", type=int, default=64)
+    p.add_argument("--max-ranks", type=int_arg("--max-ranks", 1, MAX_RANKS), default=64)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verify)
 

@@ -16,7 +16,8 @@
 //   - copy/reduce/calc: on CPU c for the model's copy_s/reduce_s/calc_s of its bytes.
 //   - barrier (collplan only; GOAL has none): the k-th barrier of every rank completes at the latest arrival plus
 //       the model's barrier_s(P), and holds the rank's CPU until then.
-//   A rank finishes at the latest nexto of its CPUs. Events are ordered by (time, insertion number); ops freed by
+//   A rank finishes at the latest nexto of its CPUs. A message left unmatched at the end is an error (as in the
+//   flow and packet simulators), even when its eager send completed. Events are ordered by (time, insertion number); ops freed by
 //   one event are queued by rank, then sends before recvs before local ops, then program order.
 #include "collplan/sim/loggp/loggp.hpp"
 
@@ -287,6 +288,9 @@ SimResult LogGPSim::run() {
         progress.update(done_ops_);
         if ((q_.pushed() & 0xffff) == 0) peak_state_ = std::max(peak_state_, q_.capacity_bytes() + match_.memory_bytes());
     }
+    // An eager send completes without its recv: a message still waiting for one when every rank is done is an
+    // unmatched send (the flow and packet simulators never complete such a send, and say so alike).
+    if (match_.waiting() != 0) report_stuck();
     SimResult res;
     res.rank_time_s.resize(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) {

@@ -1,0 +1,297 @@
+"""Hostile input to every sub-command: one line on stderr starting 'collplan: error:', exit 2, no traceback, in
+bounded memory and time. One table; each case is a command line (files it names are written first into a fresh
+directory, `{d}` in an argument is that directory) and a fragment the error line must contain.
+
+A case that fails here is a bug at the source: fix the reader or the option, not the table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY_LIMIT = 3 << 30   # RLIMIT_AS of every case (estimate --plot, mesh:P=32, run, packet all work in 600 MB)
+TIMEOUT_S = 30
+
+RING3 = """collplan-schedule 1
+collective allgather
+ranks 3
+blocks in=1 out=3 tmp=0
+algorithm allgather/ring
+params ""
+topology full:3
+flags
+rank 0
+  0: copy in[0+1] -> out[0+1]
+  1: | send to 1 tag 0 out[0+1]
+  2: recv from 2 tag 0 out[2+1]
+  3: | send to 1 tag 0 out[2+1]
+  4: recv from 2 tag 0 out[1+1]
+rank 1
+  0: copy in[0+1] -> out[1+1]
+  1: | send to 2 tag 0 out[1+1]
+  2: recv from 0 tag 0 out[0+1]
+  3: | send to 2 tag 0 out[0+1]
+  4: recv from 0 tag 0 out[2+1]
+rank 2
+  0: copy in[0+1] -> out[2+1]
+  1: | send to 0 tag 0 out[2+1]
+  2: recv from 1 tag 0 out[1+1]
+  3: | send to 0 tag 0 out[1+1]
+  4: recv from 1 tag 0 out[0+1]
+"""
+DEEP = 200_000
+BINARY = bytes(range(256)) * 4
+FILES = {
+    "bin.sched": BINARY,
+    "latin1.sched": RING3.replace("params \"\"", "params \"caf\xe9\"").encode("latin-1"),
+    "noalg.sched": RING3.replace("algorithm allgather/ring\n", "").encode(),
+    "noprefix.sched": RING3.replace("algorithm allgather/ring", "algorithm ring").encode(),
+    # an extra eager send nobody receives: every simulator and the estimate must refuse it
+    "unmatched.sched": RING3.replace("rank 1\n", "  5: | send to 1 tag 7 out[0+1]\nrank 1\n").encode(),
+    "bin.csv": BINARY, "bin.json": BINARY, "bin.mtx": b"%%MatrixMarket matrix coordinate integer general\n\xff\n",
+    "nan.csv": b"0,nan\n1,0\n", "inf.csv": b"0,inf\n1,0\n", "big.csv": b"0,1e400\n1,0\n", "neg.csv": b"0,-1\n1,0\n",
+    "huge.csv": b"0,99999999999999999999999\n1,0\n", "bom.csv": b"\xef\xbb\xbf0,1\n1,0\n",
+    "nan.json": b"[[0, NaN], [1, 0]]", "inf.json": b"[[0, Infinity], [1, 0]]",
+    "nan.mtx": b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n",
+    "deep.json": b"[" * DEEP + b"]" * DEEP,
+    "deepobj.json": b'{"matrix": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+    "bin.toml": BINARY, "latin1.toml": b"name = \"caf\xe9\"\n[model]\nkind = \"hockney\"\n",
+    "deep.toml": b"a = " + b"[" * DEEP + b"]" * DEEP + b"\n",
+    "deeptable.toml": b"[" + b"a." * 50_000 + b"b]\n",
+    "nanmodel.toml": b"[model]\nkind = \"hockney\"\nalpha = nan\nbeta = \"1ns/B\"\n",
+    "wisdom.json": b"[" * DEEP + b"]" * DEEP,
+    "binwisdom.json": BINARY,
+}
+
+VERIFY = ["verify", "--collective", "allgather", "--algorithm", "ring"]
+EST = ["estimate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--sizes", "1KiB"]
+SIM = ["simulate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--machine", "ib-qdr"]
+PLAN = ["plan", "--collective", "allgather", "--ranks", "4", "--machine", "ib-qdr", "--sizes", "1KiB", "--no-progress"]
+I64 = "9223372036854775808"  # 2^63
+U64 = "18446744073709551616"  # 2^64
+
+CASES = [  # (id, argv, fragment of the error line)
+    # --- readers: binary, non-UTF-8, deep, NaN/inf ------------------------------------------------------------
+    ("schedule-binary", ["verify", "--schedule", "{d}/bin.sched"], "offset"),
+    ("schedule-latin1", ["estimate", "--schedule", "{d}/latin1.sched", "--machine", "ib-qdr"], "offset"),
+    ("simulate-schedule-binary", ["simulate", "--schedule", "{d}/bin.sched", "--machine", "ib-qdr"], "bin.sched"),
+    ("export-schedule-binary", ["export", "--schedule", "{d}/bin.sched", "-o", "-"], "bin.sched"),
+    ("matrix-binary-csv", ["matrix", "stats", "{d}/bin.csv"], "offset"),
+    ("matrix-binary-json", ["matrix", "stats", "{d}/bin.json"], "offset"),
+    ("matrix-binary-mtx", ["matrix", "stats", "{d}/bin.mtx"], "offset"),
+    ("estimate-matrix-binary", ["estimate", "--collective", "alltoallv", "--algorithm", "async", "--matrix",
+                                "{d}/bin.csv", "--machine", "ib-qdr"], "bin.csv"),
+    ("matrix-nan", ["matrix", "stats", "{d}/nan.csv"], "nan"),
+    ("matrix-inf", ["matrix", "stats", "{d}/inf.csv"], "inf"),
+    ("matrix-1e400", ["matrix", "stats", "{d}/big.csv"], "1e400"),
+    ("matrix-negative", ["matrix", "stats", "{d}/neg.csv"], "negative"),
+    ("matrix-beyond-64-bits", ["matrix", "stats", "{d}/huge.csv"], "99999999999999999999999"),
+    ("matrix-json-nan", ["matrix", "stats", "{d}/nan.json"], "non-integer"),
+    ("matrix-json-inf", ["matrix", "stats", "{d}/inf.json"], "non-integer"),
+    ("matrix-mtx-nan", ["matrix", "stats", "{d}/nan.mtx"], "nan"),
+    ("matrix-deep-json", ["matrix", "stats", "{d}/deep.json"], "nested"),
+    ("matrix-deep-json-object", ["matrix", "stats", "{d}/deepobj.json"], "nested"),
+    ("machine-binary", EST + ["--machine", "{d}/bin.toml"], "offset"),
+    ("machine-latin1", SIM[:-2] + ["--machine", "{d}/latin1.toml"], "offset"),
+    ("machine-deep-toml", EST + ["--machine", "{d}/deep.toml"], "nested"),
+    ("machine-deep-table", EST + ["--machine", "{d}/deeptable.toml"], "deeptable.toml"),
+    ("machine-nan", EST + ["--machine", "{d}/nanmodel.toml"], "nan"),
+    ("wisdom-deep", PLAN + ["--wisdom", "{d}/wisdom.json"], "nested"),
+    ("wisdom-binary", PLAN + ["--wisdom", "{d}/binwisdom.json"], "binwisdom.json"),
+    # --- integers beyond 64 bits, negative where unsigned ---------------------------------------------------
+    ("ranks-2^63", VERIFY + [f"--ranks={I64}"], I64),
+    ("ranks-negative", VERIFY + ["--ranks=-1"], "-1"),
+    ("ranks-float", VERIFY + ["--ranks=4.0"], "4.0"),
+    ("estimate-ranks-2^64", EST[:5] + [f"--ranks={U64}", "--machine", "ib-qdr"], U64),
+    ("simulate-ranks-2^63", SIM[:5] + [f"--ranks={I64}", "--machine", "ib-qdr"], I64),
+    ("export-ranks-2^63", ["export", "--collective", "allgather", "--algorithm", "ring", f"--ranks={I64}", "-o", "-"],
+     I64),
+    ("plan-ranks-2^63", ["plan", "--collective", "allgather", f"--ranks={I64}", "--machine", "ib-qdr"], I64),
+    ("simulate-seed-negative", SIM + ["--seed=-1"], "-1"),
+    ("simulate-seed-2^64", SIM + [f"--seed={U64}"], U64),
+    ("verify-max-ranks-2^63", ["verify", "--all", f"--max-ranks={I64}"], I64),
+    ("testset-seed-negative", ["matrix", "stats", "testset1:P=4,d=2,seed=-1"], "seed=-1"),
+    ("testset-units-negative", ["matrix", "stats", "testset1:P=4,d=2,units=-5"], "units=-5"),
+    ("testset2-max-units-negative", ["matrix", "stats", "testset2:P=4,d=2,max_units=-5"], "max_units=-5"),
+    ("testset-P-2^64", ["matrix", "stats", f"testset1:P={U64},d=2"], U64),
+    ("testset-d-negative", ["matrix", "stats", "testset1:P=4,d=-2"], "d=-2"),
+    ("testset-seed-float", ["matrix", "stats", "testset1:P=4,d=2,seed=1.5"], "1.5"),
+    ("mesh-seed-2^64", ["matrix", "generate", f"mesh:P=4,refine=0,seed={U64}", "-o", "-"], U64),
+    ("param-2^64", ["verify", "--collective", "alltoall", "--algorithm", "bruck", "--ranks", "8", "--param",
+                    f"k={U64}"], U64),
+    ("topology-2^64", VERIFY + ["--topology", f"torus:{U64}x2"], U64),
+    ("sizes-2^64", EST[:-2] + ["--machine", "ib-qdr", "--sizes", f"{U64}B"], U64),
+    ("plan-keep-negative", PLAN + ["--keep=-1"], "-1"),
+    ("plan-reps-2^63", PLAN + [f"--reps={I64}"], I64),
+    ("plan-prune-nan", PLAN + ["--prune=nan"], "nan"),
+    ("plan-target-negative", PLAN + ["--evaluator", "measure", "--target=-1s"], "-1s"),
+    ("tune-r-nan", ["tune", "--algorithm", "circgos", "--topology", "ring:8", "--r", "nan"], "nan"),
+    ("dissemination-ranks-2^63", ["dissemination", f"--ranks={I64}"], I64),
+    ("dissemination-n-max-negative", ["dissemination", "--ranks=4", "--n-max=-1"], "-1"),
+    ("run-iters-2^63", ["run", "--collective", "barrier", f"--iters={I64}"], I64),
+    ("run-warmup-negative", ["run", "--collective", "barrier", "--warmup=-1"], "-1"),
+    ("run-sizes-64GiB", ["run", "--collective", "allgather", "--sizes", "64GiB", "--check-only"], "64GiB"),
+    ("calibrate-reps-negative", ["calibrate", "--reps=-3"], "-3"),
+    ("calibrate-max-size-negative", ["calibrate", "--max-size=-1"], "-1"),
+    # --- valid-looking input that is wrong --------------------------------------------------------------------
+    ("estimate-schedule-no-algorithm-line", ["estimate", "--schedule", "{d}/noalg.sched", "--machine", "ib-qdr",
+                                             "--sizes", "1KiB"], None),
+    ("estimate-schedule-no-prefix", ["estimate", "--schedule", "{d}/noprefix.sched", "--machine", "ib-qdr",
+                                     "--sizes", "1KiB"], None),
+    ("simulate-loggp-unmatched-send", ["simulate", "--schedule", "{d}/unmatched.sched", "--fidelity", "loggp",
+                                       "--machine", "ib-qdr", "--size", "8B"], "rank 0 op 5 (send to 1 tag 7)"),
+    ("machine-directory", EST + ["--machine", "{d}/dir.toml"], "Is a directory"),
+    ("spec-key-twice", ["matrix", "stats", "testset1:P=4,d=2,P=5"], "P=5"),
+    ("mesh-too-many-parts", ["matrix", "stats", "mesh:P=1000,refine=0"], "refine"),
+    ("mesh-refine-6", ["matrix", "stats", "mesh:P=4,refine=6"], "refine=6"),
+]
+# Cases whose expected error line is not checked beyond the format (the output is valid: a table)
+VALID = {"estimate-schedule-no-algorithm-line", "estimate-schedule-no-prefix"}
+
+
+def _limits():  # in the child: bounded address space and CPU time
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CPU, (TIMEOUT_S, TIMEOUT_S))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("hostile")
+    for name, data in FILES.items():
+        (d / name).write_bytes(data)
+    (d / "dir.toml").mkdir()
+    return d
+
+
+def collplan(argv, cwd, env=None):
+    return subprocess.run([sys.executable, "-m", "collplan", *argv], capture_output=True, text=True, errors="replace",
+                          timeout=TIMEOUT_S, preexec_fn=_limits, cwd=cwd, env=env)
+
+
+def assert_one_line(p, needle):
+    err = p.stderr
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert p.returncode == 2, f"exit {p.returncode}\nstdout: {p.stdout[:2000]}\nstderr: {err[:2000]}"
+    assert len(lines) == 1 and lines[0].startswith("collplan: error: "), err[:2000]
+    assert "\0" not in err and "\0" not in p.stdout
+    if needle is not None:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv,needle", [c[1:] for c in CASES if c[0] not in VALID],
+                         ids=[c[0] for c in CASES if c[0] not in VALID])
+def test_hostile_input_is_one_line_exit_2(files, argv, needle):
+    argv = [a.replace("{d}", str(files)) for a in argv]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI_", "PMIX_"))}
+    assert_one_line(collplan(argv, files, env), needle)
+
+
+def test_a_byte_order_mark_is_not_data(files):
+    p = collplan(["matrix", "stats", "--json", str(files / "bom.csv")], files)
+    assert p.returncode == 0 and json.loads(p.stdout)["ranks"] == 2, p.stderr
+
+
+@pytest.mark.parametrize("name", ["noalg.sched", "noprefix.sched"])
+def test_a_schedule_without_a_registry_name_is_estimated(files, name):
+    """A valid schedule need not name a registered algorithm: it is estimated under the name it has."""
+    p = collplan(["estimate", "--schedule", str(files / name), "--machine", "ib-qdr", "--sizes", "1KiB"], files)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "1KiB" in p.stdout, p.stdout
+
+
+# --- under mpirun: the error line must survive the launcher (Open MPI's ends the job at the first non-zero exit)
+MPI_CASES = [
+    ("openmpi", 2, ["calibrate", "--reps=-3"], "--reps -3"),
+    ("openmpi", 3, ["calibrate", "--max-size=-1"], "'-1'"),
+    ("openmpi", 2, ["plan", "--collective", "allgather", "--machine", "ib-qdr", "--evaluator", "measure",
+                    "--target=-1s"], "-1s"),
+    ("mpich", 2, ["calibrate", "--reps=-3"], "--reps -3"),
+]
+
+
+@pytest.mark.parametrize("abi,n,argv,needle", MPI_CASES, ids=[f"{c[0]}-{c[2][0]}-{c[2][-1]}" for c in MPI_CASES])
+def test_hostile_input_under_mpirun_prints_its_line_once(abi, n, argv, needle):
+    from test_mpi import mpirun
+    r = mpirun(abi, n, [sys.executable, "-m", "collplan", *argv])
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("collplan: error: ")]
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_run_output_has_no_nul_byte_under_open_mpi():
+    """Open MPI's MPI_Get_library_version ends in a NUL byte: it must not reach the table or the JSON."""
+    from test_mpi import mpirun
+    r = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "run", "--collective", "barrier", "--check-only",
+                              "--json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "\0" not in r.stdout and "\\u0000" not in r.stdout
+    assert json.loads(r.stdout)["mpi"].startswith("Open MPI v")
+
+
+ALLTOALLV = """
+import numpy as np
+from collplan import CollplanError
+from collplan import mpi as cmpi
+MPI, _ = cmpi.backend()  # points mpi4py at the MPI collplan was built for
+comm = MPI.COMM_SELF
+x, y = np.arange(4.0), np.zeros(4)
+for call, args, kw in [
+        (cmpi.alltoallv, (x, [], y, [4]), {}),                      # shorter than P: was read past its end
+        (cmpi.alltoallv, (x, [4], y, [4, 4]), {}),                  # longer than P
+        (cmpi.alltoallv_init, (x, [-1], y, [4]), {}),               # negative
+        (cmpi.alltoallv, (x, [4], y, [4]), {"sdispls": [1]}),       # beyond the send buffer
+        (cmpi.alltoallv, (x, [2], y, [2]), {"rdispls": [3]}),       # beyond the receive buffer
+        (cmpi.alltoallv, (None, None, y, [5]), {}),                 # in place, beyond the buffer
+        (cmpi.alltoallv, (x, ["a"], y, [4]), {}),
+        (cmpi.alltoallv, (x, [4], y, [4]), {"algorithm": "auto", "wisdom": WISDOM}),
+]:
+    try:
+        call(comm, *args, **kw)
+        print("accepted", args, kw)
+    except CollplanError as e:
+        print("error:", e)
+"""
+
+
+def test_alltoallv_counts_are_validated(tmp_path):
+    (tmp_path / "w.json").write_bytes(b"\xff\xfe")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI_", "PMIX_"))}
+    script = f"WISDOM = {str(tmp_path / 'w.json')!r}\n" + ALLTOALLV
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT_S, env=env,
+                       cwd=tmp_path, preexec_fn=_limits)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    out = r.stdout.splitlines()
+    assert out[:-1] == [
+        "error: sendcounts has 0 entries (allowed: one per rank, 1)",
+        "error: recvcounts has 2 entries (allowed: one per rank, 1)",
+        "error: sendcounts[0] = -1 is negative (allowed: >= 0)",
+        "error: sdispls[0] + sendcounts[0] = 1 + 4 is beyond the buffer of 4 elements",
+        "error: rdispls[0] + recvcounts[0] = 3 + 2 is beyond the buffer of 4 elements",
+        "error: rdispls[0] + recvcounts[0] = 0 + 5 is beyond the buffer of 4 elements",
+        "error: sendcounts must be a sequence of 1 integers",
+    ], r.stdout
+    assert out[-1].startswith(f"error: wisdom file {tmp_path / 'w.json'}") and "offset 0" in out[-1], r.stdout
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda u: u.testset1(2**70, 2), "P=1180591620717411303424"),
+    (lambda u: u.testset2(4, 2, seed=-1), "seed=-1"),
+    (lambda u: u.testset1(4, 2, units=0), "units=0"),
+    (lambda u: u.mesh_matrix(0), "P=0"),
+], ids=["testset1-P-2^70", "testset2-seed-negative", "testset1-units-0", "mesh-P-0"])
+def test_generators_refuse_out_of_range_integers_from_python(call, needle):
+    """The API is a boundary too: nanobind's TypeError/OverflowError for an int beyond the C type never escapes."""
+    from collplan import CollplanError, unstructured
+    with pytest.raises(CollplanError, match="invalid") as e:
+        call(unstructured)
+    assert needle in str(e.value)
