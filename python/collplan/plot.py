@@ -40,11 +40,15 @@ def line_style(i: int) -> dict:
     return dict(color=f"C{i % 10}", linestyle=_LINESTYLES[i % 4], marker=_MARKERS[i % len(_MARKERS)])
 
 
-def legend_outside(ax, fontsize: float = 8, **kw):
-    """The legend right of the axes, top-aligned (save_figure keeps it inside the image)."""
+def legend_outside(ax, fontsize: float = 8, below: bool = False, **kw):
+    """The legend right of the axes, top-aligned, or (below=True) under the x axis label, in columns;
+    save_figure keeps it inside the image."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return None
+    if below:
+        return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), borderaxespad=0.0, fontsize=fontsize,
+                         frameon=False, ncol=kw.pop("ncol", 3), **kw)
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=fontsize,
                      frameon=False, **kw)
 

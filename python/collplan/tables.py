@@ -34,6 +34,16 @@ def render(columns: list[str], rows: list[list], key: int = 1, left: tuple[int, 
     cells = [[cell(v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     limit = (max_width or width()) - len(indent)
+    last = len(columns) - 1
+    room = limit - sum(w + len(SEP) for w in widths[:-1])
+    if last in left and sum(widths) + len(SEP) * last > limit and room >= 24:
+        # a text column at the end (a description): its cells wrap within the line, other cells stay blank below
+        wrapped = []
+        for r in cells:
+            parts = textwrap.wrap(r[last], room, break_on_hyphens=False) or [""]
+            wrapped.append(r[:last] + [parts[0]])
+            wrapped += [[""] * last + [p] for p in parts[1:]]
+        cells, widths[last] = wrapped, min(widths[last], room)
 
     def line(values, idx):
         return indent + SEP.join(values[i].ljust(widths[i]) if i in left else values[i].rjust(widths[i])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from .. import dissemination
-from ..reproduce import format_table
+from ..tables import render
 from .._core import format_time
 
 
@@ -34,7 +34,7 @@ def cmd_dissemination(args) -> int:
         table.append([r["n"], r["plan"]["rounds"], "/".join(map(str, r["messages_per_round"])), int(r["bytes_sent"]),
                       r["reductions"], r["copies"], how, "+".join(map(str, r["plan"]["prefixes"])) or "-",
                       r["plan"]["takeout"], format_time(r["time_s"]) + (" *" if r["n"] == best else "")])
-    print(format_table(["n", "rounds", "msgs/round", "bytes", "reductions", "copies", "last round", "prefixes",
+    print(render(["n", "rounds", "msgs/round", "bytes", "reductions", "copies", "last round", "prefixes",
                         "take out", "time"], table))
     print(f"best n = {best}")
     return 0
