@@ -133,22 +133,23 @@ def plot_plan(plan, path: str) -> None:
     for k, r in enumerate(plan.ranges):  # bands: the ranges of the table
         lo, hi = max(r.min_bytes, sizes[0]), r.max_bytes or sizes[-1]
         ax.axvspan(lo, hi, color="0.93" if k % 2 else "white", zorder=0)
-        ax.text((lo * hi) ** 0.5, 1.0, r.winner.label(), rotation=90, fontsize=7, ha="center", va="bottom", zorder=3)
-    grey = False
-    for c, t in zip(plan.candidates, plan.times):
-        pts = [(n, x / b) for n, x, b in zip(sizes, t, best) if x is not None and b > 0]
-        if not pts:
-            continue
-        if c in shown:
-            style = dict(ms=3, lw=1.5, label=c.label(), zorder=2, **line_style(shown.index(c)))
-        else:
-            style = dict(color="0.75", lw=0.8, zorder=1, label=None if grey else "other candidates")
-            grey = True
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], **style)
+        # the winner's name above the plot area, over its band (never on the data)
+        ax.text((lo * hi) ** 0.5, 1.01, r.winner.label(), fontsize=7, ha="center", va="bottom",
+                transform=ax.get_xaxis_transform())
+    curves = [(c, [(n, x / b) for n, x, b in zip(sizes, t, best) if x is not None and b > 0])
+              for c, t in zip(plan.candidates, plan.times)]
+    for c, pts in curves:  # winners and runner-ups first (the legend's order), then the rest in grey
+        if pts and c in shown:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ms=3, lw=1.5, label=c.label(), zorder=2,
+                    **line_style(shown.index(c)))
+    grey = [pts for c, pts in curves if pts and c not in shown]
+    for k, pts in enumerate(grey):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color="0.75", lw=0.8, zorder=1,
+                label="other candidates" if k == 0 else None)
     ax.set_yscale("log")
     ax.set_ylabel("time / best time at that size")
     ax.set_title(f"{plan.collective}, P={plan.ranks} on {plan.topology}, {plan.machine}, {plan.evaluator}",
-                 fontsize=10)
+                 fontsize=10, pad=16)
     ax.grid(True, which="both", alpha=0.3)
     if len(sizes) > 1 and sizes[-1] > sizes[0]:
         _size_axis(ax, sizes)

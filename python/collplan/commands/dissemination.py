@@ -1,31 +1,34 @@
 """`collplan dissemination`: the n-way dissemination allreduce's last-round plan and the cost of each n."""
 from __future__ import annotations
 
-import json
-
 from .. import dissemination
 from ..tables import render
 from .._core import format_time
+from ._common import add_json_csv, print_json_csv
 
 
 def register(sub) -> None:
-    p = sub.add_parser("dissemination", help="n-way dissemination allreduce: 5-tuple/fallback plan and cost per n")
+    p = sub.add_parser("dissemination", help="n-way dissemination allreduce: 5-tuple/fallback plan and cost per n",
+                       epilog="example:\n  collplan dissemination --ranks 9 --size 8B")
     p.add_argument("--ranks", type=int, required=True, help="number of ranks P")
     p.add_argument("--size", default="8B", help="vector size (default 8B)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--machine", help="bundled machine or TOML file (default: the LogGP model of n=auto)")
     g.add_argument("--model", help="model spec")
-    p.add_argument("--takeout", default="keep", choices=["keep", "inverse", "none"])
-    p.add_argument("--n-max", type=int, default=dissemination.MAX_N)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--takeout", default="keep", choices=["keep", "inverse", "none"],
+                   help="taking out a partial result (docs/allreduce.md): inverse operation, keep a second buffer "
+                   "(no inverse needed), or none (only plans that take nothing out)")
+    p.add_argument("--n-max", type=int, default=dissemination.MAX_N, help="the largest n priced")
+    add_json_csv(p, "the cost of every n")
     p.set_defaults(func=cmd_dissemination)
 
 
 def cmd_dissemination(args) -> int:
     rows = dissemination.costs(args.ranks, args.size, args.machine, args.model, args.n_max, args.takeout)
     best = min(rows, key=lambda r: r["time_s"])["n"]
-    if args.json:
-        print(json.dumps({"ranks": args.ranks, "best_n": best, "candidates": rows}, indent=2))
+    flat = [{k: v for k, v in r.items() if k != "plan"} | {"rounds": r["plan"]["rounds"],
+                                                           "takeout": r["plan"]["takeout"]} for r in rows]
+    if print_json_csv(args, {"ranks": args.ranks, "best_n": best, "candidates": rows}, flat):
         return 0
     table = []
     for r in rows:

@@ -17,8 +17,10 @@ from ..sim import FIDELITIES
 
 
 def register(sub) -> None:
-    p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)")
-    p.add_argument("--collective", required=True, choices=PLANNED)
+    p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)",
+                       epilog="example:\n  collplan plan --collective allreduce --ranks 64 --machine ib-qdr "
+                       "--sizes 8B..1MiB --plot plan.png")
+    p.add_argument("--collective", required=True, choices=PLANNED, help="the collective to plan")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ranks", type=int, help="number of ranks P (topology full:P); measure: mpirun's size")
     g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
@@ -37,14 +39,20 @@ def register(sub) -> None:
     m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
                    "collective, ranks, topology and op are replaced)")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
-    p.add_argument("--plot", metavar="FILE.png", help="each candidate's time relative to the best, per size")
-    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    f = p.add_mutually_exclusive_group()
+    f.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
+    f.add_argument("--csv", action="store_true", help="print the threshold table as CSV (the ranges of --json)")
+    p.add_argument("--plot", metavar="FILE", help="each candidate's time relative to the best, per size "
+                   "(.png, .svg or .pdf)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_plan)
 
 
 def cmd_plan(args) -> int:
     from .._core import parse_time
+    if args.plot:
+        from ..plot import check_plot_path
+        check_plot_path(args.plot)
     if args.evaluator == "measure":
         from ..measure import plan_measured
         if args.topology:
@@ -65,6 +73,11 @@ def cmd_plan(args) -> int:
         plot_plan(result, args.plot)
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
+    elif args.csv:
+        from ..tables import csv_text
+        print(csv_text([{k: v for k, v in r.items() if k not in ("winner", "runner_up")} |
+                        {"winner": r["winner"]["label"], "runner_up": (r["runner_up"] or {}).get("label", "")}
+                        for r in result.as_dict()["ranges"]]), end="")
     else:
         print(format_table(result))
         if args.wisdom:

@@ -25,8 +25,10 @@ COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI")
-    p.add_argument("--collective", required=True, choices=COLLECTIVES)
+    p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI",
+                       epilog="example:\n  mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB\n"
+                       "  mpirun -n 2 collplan run --collective alltoall --algorithm bruck --format osu")
+    p.add_argument("--collective", required=True, choices=COLLECTIVES, help="the collective to run")
     p.add_argument("--algorithm", default="all", help="registry name, or 'all' (every one that applies)")
     p.add_argument("--param", action="append", help="algorithm parameter NAME=VALUE (repeatable)")
     p.add_argument("--sizes", default="8B..1MiB", help="e.g. 8B..1MiB, or 0,13,4KiB")

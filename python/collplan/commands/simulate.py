@@ -1,7 +1,6 @@
 """`collplan simulate`: run a schedule through the loggp, flow or packet simulator (docs/simulation.md)."""
 from __future__ import annotations
 
-import json
 import sys
 
 from .. import _core
@@ -9,26 +8,31 @@ from .._core import CollplanError
 from ..api import algorithms, schedule
 from ..machines import load_machine, machine_names
 from ..sim import FIDELITIES, simulate
-from ._common import add_problem, ranks_topology, schedule_from_args
+from ..plot import check_plot_path
+from ..progress import Progress
+from ._common import add_json_csv, add_problem, print_json_csv, ranks_topology, schedule_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets")
+    p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets",
+                       epilog="example:\n  collplan simulate --collective alltoall --algorithm a2at --machine a2at-torus "
+                       "--fidelity packet --size 64KiB --plot links.png")
     add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=0.25ns/B")
-    p.add_argument("--fidelity", choices=FIDELITIES, default="flow")
+    p.add_argument("--fidelity", choices=FIDELITIES, default="flow",
+                   help="loggp (events per message), flow (max-min fair link sharing) or packet (MTU packets)")
     p.add_argument("--network", default="", help="network parameters key=value,... (override the machine's)")
     p.add_argument("--set", action="append", metavar="K=V", help="one network parameter (repeatable)")
     p.add_argument("--size", default=None, help="collective message size (default 1MiB)")
     p.add_argument("--sizes", default=None, help="several sizes: 16B..1MiB, 8,1KiB,... (time-vs-size)")
     p.add_argument("--seed", type=int, default=0, help="seed (packet: arbitration=random)")
-    p.add_argument("--json", action="store_true")
+    add_json_csv(p, "one row per algorithm and size")
     p.add_argument("--links", action="store_true", help="with --json: per-link and per-rank arrays too")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="one size: per-direction link utilisation (2D torus heat maps); several: time vs size")
-    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.add_argument("--plot", metavar="FILE", help="one size: per-direction link utilisation (2D torus heat maps); "
+                   "several: time vs size (.png, .svg or .pdf)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -63,20 +67,26 @@ def cmd_simulate(args) -> int:
     machine_topo = load_machine(args.machine).topology if args.machine else ""
     sizes = _core.parse_sizes(args.sizes) if args.sizes else [_core.parse_size(args.size or "1MiB")]
     net = _network(args)
-    progress = not args.no_progress and sys.stderr.isatty()
+    if args.plot:
+        check_plot_path(args.plot)
+    scheds = _schedules(args, machine_topo)
+    one = len(scheds) * len(sizes) == 1  # one run: the simulator's own progress line (on a terminal)
     rows = []
-    for s in _schedules(args, machine_topo):
-        for n in sizes:
-            rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
-                                 network=net, topology=args.topology or None, seed=args.seed, progress=progress))
+    with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not one, command="simulate") as bar:
+        for s in scheds:
+            for n in sizes:
+                rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
+                                     network=net, topology=args.topology or None, seed=args.seed,
+                                     progress=one and not args.no_progress and sys.stderr.isatty()))
+                bar.step()
     if args.plot:
         from ..simplot import plot_links, plot_times
         if len(rows) == 1:
             plot_links(rows[0], args.plot)
         else:
             plot_times(rows, args.plot)
-    if args.json:
-        print(json.dumps({"results": [r.as_dict(links=args.links) for r in rows]}, indent=2))
+    if print_json_csv(args, {"results": [r.as_dict(links=args.links) for r in rows]},
+                      [r.as_dict(links=False) for r in rows]):
         return 0
     _print(rows, args)
     return 0
