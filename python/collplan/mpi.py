@@ -95,6 +95,20 @@ def pmpi_library(abi: str | None = None) -> str:
     return str(path)
 
 
+def _point_mpi4py(built: dict, strict: bool) -> None:
+    """Before mpi4py is first imported: point it at the libmpi of the MPI that launched us (mpi4py finds only a
+    libmpi on the library path by itself, and MPICH's mpirun puts none there). strict: an MPI collplan was not
+    built for is an error (else left to mpi4py)."""
+    if "mpi4py.MPI" in sys.modules or os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI") or not built:
+        return
+    abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
+    if abi not in built:
+        if strict:
+            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
+        return
+    os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
+
+
 def backend():
     """(mpi4py.MPI, the collplan._mpi_<abi> module) for the MPI library in use; imports mpi4py if needed."""
     if "module" in _state:
@@ -102,11 +116,7 @@ def backend():
     built = homes()
     if not built:
         raise CollplanError("collplan was built without the MPI runtime (make install builds it for Open MPI and MPICH)")
-    if "mpi4py.MPI" not in sys.modules and not (os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI")):
-        abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
-        if abi not in built:
-            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
-        os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
+    _point_mpi4py(built, strict=True)
     try:
         from mpi4py import MPI
     except ImportError as e:
@@ -117,6 +127,10 @@ def backend():
     module = importlib.import_module(f"collplan._mpi_{abi}")
     _state.update(MPI=MPI, module=module, abi=abi)
     return MPI, module
+
+
+# Importing collplan.mpi before mpi4py is enough for `from mpi4py import MPI` to load the right libmpi.
+_point_mpi4py(homes(), strict=False)
 
 
 # --------------------------------------------------------------------------------------------- helpers
