@@ -10,6 +10,7 @@ from ..machines import load_machine, machine_names
 from ..sim import FIDELITIES, simulate
 from ..plot import check_plot_path
 from ..progress import Progress
+from ..tables import render
 from ._common import add_json_csv, add_problem, print_json_csv, ranks_topology, schedule_from_args
 
 
@@ -100,13 +101,14 @@ def _print(rows, args) -> None:
     r0 = rows[0]
     where = args.machine or args.model
     print(f"# {r0.collective}, P={r0.ranks} on {r0.topology}, {where}, fidelity {r0.fidelity}")
-    print(f"{'algorithm':28s} {'size':>8s} {'time':>10s} {'ideal':>10s} {'ratio':>7s} {'links mean/max':>15s} "
-          f"{'events':>10s} {'wall':>7s}")
+    table = []
     for r in rows:
         u = r.link_utilisation().get("all")
-        links = f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-"
-        print(f"{r.algorithm:28s} {_core.format_bytes(r.size_bytes):>8s} {_core.format_time(r.time_s):>10s} "
-              f"{_core.format_time(r.ideal_s):>10s} {r.ratio:7.3f} {links:>15s} {r.events:10d} {r.wall_s:6.2f}s")
+        table.append([r.algorithm, _core.format_bytes(r.size_bytes), _core.format_time(r.time_s),
+                      _core.format_time(r.ideal_s), f"{r.ratio:.3f}", f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-",
+                      r.events, f"{r.wall_s:.2f}s"])
+    print(render(["algorithm", "size", "time", "ideal", "ratio", "links mean/max", "events", "wall"], table,
+                 left=(0,)))
     if len(rows) == 1 and r0.directions:
         util = r0.link_utilisation()
         print("# link utilisation by direction (mean/max): " +
