@@ -39,11 +39,12 @@ def cmd_estimate(args) -> int:
     machine_topo = load_machine(args.machine).topology if args.machine else ""
     sizes = _core.parse_sizes(args.sizes)
     if args.schedule or args.algorithm != "all":
-        s = schedule_from_args(args, machine_topo)
-        why = unsupported_op(s, args.op)
-        if why:
-            raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
-        rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None)
+        with Progress(args.algorithm or "schedule", 0, not args.no_progress, command="estimate"):  # P = 10^6: a minute
+            s = schedule_from_args(args, machine_topo)
+            why = unsupported_op(s, args.op)
+            if why:
+                raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
+            rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None)
         return _report_estimates(rows, [], args)
     if not args.collective:
         raise CollplanError("estimate needs --collective with --algorithm all")
