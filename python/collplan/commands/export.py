@@ -11,8 +11,10 @@ from ._common import add_problem, schedule_from_args
 
 def register(sub) -> None:
     p = sub.add_parser("export", help="write a schedule as collplan text or LogGOPSim GOAL",
-                       epilog="example:\n  collplan export --collective allgather --algorithm ring --ranks 8 -o ring8.txt\n"
-                       "  collplan export --collective alltoall --algorithm bruck --ranks 16 --format goal --size 4KiB -o -")
+                       epilog="example:\n"
+                       "  collplan export --collective allgather --algorithm ring --ranks 8 -o ring8.txt\n"
+                       "  collplan export --collective alltoall --algorithm bruck --ranks 16 --format goal --size 4KiB "
+                       "-o -")
     add_problem(p)
     p.add_argument("--format", choices=["text", "goal"], default="text",
                    help="text: collplan's schedule format (docs/schedule.md); goal: LogGOPSim's input")

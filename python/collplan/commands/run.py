@@ -26,7 +26,8 @@ COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI",
-                       epilog="example:\n  mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB\n"
+                       epilog="example:\n"
+                       "  mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB\n"
                        "  mpirun -n 2 collplan run --collective alltoall --algorithm bruck --format osu")
     p.add_argument("--collective", required=True, choices=COLLECTIVES, help="the collective to run")
     p.add_argument("--algorithm", default="all", help="registry name, or 'all' (every one that applies)")
@@ -149,7 +150,8 @@ def cmd_run(args) -> int:
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,
                   "skipped": skipped}
-        header = f"# collplan run: {args.collective}, P={P}, {library.split(',')[0]}" + (f", op {args.op}" if args.collective == "allreduce" else "")
+        header = (f"# collplan run: {args.collective}, P={P}, {library.split(',')[0]}" +
+                  (f", op {args.op}" if args.collective == "allreduce" else ""))
         if args.json:
             text = json.dumps(report, indent=1)
             if args.json == "-":

@@ -16,7 +16,8 @@ from ._common import add_json_csv, add_problem, print_json_csv, ranks_topology, 
 
 def register(sub) -> None:
     p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets",
-                       epilog="example:\n  collplan simulate --collective alltoall --algorithm a2at --machine a2at-torus "
+                       epilog="example:\n"
+                       "  collplan simulate --collective alltoall --algorithm a2at --machine a2at-torus "
                        "--fidelity packet --size 64KiB --plot links.png")
     add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
@@ -105,8 +106,8 @@ def _print(rows, args) -> None:
     for r in rows:
         u = r.link_utilisation().get("all")
         table.append([r.algorithm, _core.format_bytes(r.size_bytes), _core.format_time(r.time_s),
-                      _core.format_time(r.ideal_s), f"{r.ratio:.3f}", f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-",
-                      r.events, f"{r.wall_s:.2f}s"])
+                      _core.format_time(r.ideal_s), f"{r.ratio:.3f}",
+                      f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-", r.events, f"{r.wall_s:.2f}s"])
     print(render(["algorithm", "size", "time", "ideal", "ratio", "links mean/max", "events", "wall"], table,
                  left=(0,)))
     if len(rows) == 1 and r0.directions:

@@ -51,7 +51,8 @@ def _verify_all(args) -> int:
                 passed += r["ok"]
                 consistent += r["rank_consistent"]
                 if not r["ok"]:
-                    failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params, **r})
+                    failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params,
+                                     **r})
             rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
                          "rank_consistent": consistent})
             bar.step(i + 1)
