@@ -105,7 +105,7 @@ def _print_table(rows, header, file=sys.stdout):
 def _print_osu(rows, args, library, P, file=sys.stdout):
     """The OSU micro-benchmarks' layout: a block per algorithm, then the MPI library's own collective."""
     name = args.collective.capitalize()
-    print(f"# OSU MPI {name} Latency Test layout (collplan run, {library.split(',')[0]})", file=file)
+    print(f"# OSU MPI {name} Latency Test layout (collplan run, {' '.join(library.split(',')[0].split())})", file=file)
     print(f"# P={P}; latency: mean per call averaged over the ranks; Min/Max: the fastest and slowest of "
           f"{OSU_REPS} repetitions", file=file)
     blocks = list(dict.fromkeys((r["algorithm"], str(r["params"])) for r in rows))
