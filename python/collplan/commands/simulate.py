@@ -72,14 +72,15 @@ def cmd_simulate(args) -> int:
     if args.plot:
         check_plot_path(args.plot)
     scheds = _schedules(args, machine_topo)
-    one = len(scheds) * len(sizes) == 1  # one run: the simulator's own progress line (on a terminal)
+    # one run on a terminal: the simulator's own progress line (events, simulated time); else ours
+    own = len(scheds) * len(sizes) == 1 and not args.no_progress and sys.stderr.isatty()
     rows = []
-    with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not one, command="simulate") as bar:
+    with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not own,
+                  command="simulate") as bar:
         for s in scheds:
             for n in sizes:
                 rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
-                                     network=net, topology=args.topology or None, seed=args.seed,
-                                     progress=one and not args.no_progress and sys.stderr.isatty()))
+                                     network=net, topology=args.topology or None, seed=args.seed, progress=own))
                 bar.step()
     if args.plot:
         from ..simplot import plot_links, plot_times
