@@ -76,11 +76,26 @@ def _size_axis(ax, sizes) -> None:
     ax.set_xlabel("message size (bytes)")
 
 
-def panels(series: list, per_panel: int = MAX_LINES) -> list[list]:
-    """Split the series into panels of at most per_panel lines each, as evenly as possible."""
-    n = max(1, -(-len(series) // per_panel))
-    size = -(-len(series) // n)
-    return [series[i:i + size] for i in range(0, len(series), size)] or [[]]
+def panels(series: list, per_panel: int = MAX_LINES, group=lambda name: name) -> list[list]:
+    """Split the series into panels of at most per_panel lines each: the lines of one group (one algorithm's
+    parameter sets) stay together where they fit, a group larger than a panel is split evenly."""
+    groups: dict = {}
+    for name in series:
+        groups.setdefault(group(name), []).append(name)
+    out: list[list] = []
+    open_panel = False  # may the last panel take more groups? (not a piece of a split group)
+    for names in groups.values():
+        if len(names) > per_panel:
+            n = -(-len(names) // per_panel)
+            size = -(-len(names) // n)
+            out += [names[i:i + size] for i in range(0, len(names), size)]
+            open_panel = False
+        elif open_panel and len(out[-1]) + len(names) <= per_panel:
+            out[-1] += names
+        else:
+            out.append(list(names))
+            open_panel = True
+    return out or [[]]
 
 
 def plot_estimates(rows, path: str, title: str = "", all_params: bool = False) -> None:
@@ -96,7 +111,7 @@ def plot_estimates(rows, path: str, title: str = "", all_params: bool = False) -
         pts = series.setdefault(name, {})
         pts[r.size_bytes] = min(pts.get(r.size_bytes, r.time_s), r.time_s)
     lb = sorted({(r.size_bytes, r.lower_bound_s) for r in rows if r.algorithm == rows[0].algorithm})
-    groups = panels(list(series), MAX_LINES - 1)
+    groups = panels(list(series), MAX_LINES - 1, group=lambda name: name.split("[", 1)[0].split(" ", 1)[0])
     plt = pyplot()
     fig, axes = plt.subplots(len(groups), 1, figsize=(8.5, 4.2 + 3.0 * (len(groups) - 1)), dpi=120, sharex=True,
                              squeeze=False)

@@ -330,3 +330,10 @@ def test_runtime_md_python_example_runs(abi, tmp_path):
     script.write_text(example + "\nprint('example ok', comm.rank)\n")
     r = _mpirun(abi, 2, [sys.executable, str(script)])
     assert r.returncode == 0 and r.stdout.count("example ok") == 2, r.stdout + r.stderr
+
+
+def test_panels_keep_an_algorithms_parameter_sets_together():
+    names = [f"bruck[k={k}]" for k in range(2, 17)] + ["direct", "multiphase[p=3,3]", "multiphase[p=6]", "ring"]
+    got = plot.panels(names, 7, group=lambda n: n.split("[")[0])
+    assert all(len(p) <= 7 for p in got) and sum(got, []) == names
+    assert got[-1] == ["direct", "multiphase[p=3,3]", "multiphase[p=6]", "ring"]  # no bruck mixed in
