@@ -43,11 +43,12 @@ install: $(VENV)/.deps $(MPI_STAMPS)
 	$(PIP) install --no-build-isolation --no-deps -C cmake.define.COLLPLAN_MPI_HOMES="$(MPI_HOMES)" .
 
 # --- the two commands ----------------------------------------------------------------------------------------
-demo: install
+demo: install  # two estimate tables and their plots (allgather, alltoall on ib-qdr), then verify --all
 	@mkdir -p $(DEMO_OUT)
 	$(VENV)/bin/collplan estimate --collective allgather --algorithm all --machine ib-qdr --sizes 16B..1MiB --plot $(DEMO_OUT)/allgather.png
 	$(VENV)/bin/collplan estimate --collective alltoall --algorithm all --machine ib-qdr --sizes 16B..1MiB --plot $(DEMO_OUT)/alltoall.png
 	$(VENV)/bin/collplan verify --all --max-ranks 32
+	@echo "make demo: wrote $(DEMO_OUT)/allgather.png and $(DEMO_OUT)/alltoall.png"
 
 test: test-cpp test-python
 

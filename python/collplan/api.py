@@ -100,6 +100,12 @@ class EstimateRow:
         return asdict(self)
 
 
+def short_name(algorithm: str) -> str:
+    """An algorithm's name without its collective ("alltoall/bruck" -> "bruck"); a schedule read from a file may
+    name none, or none with a collective."""
+    return algorithm.split("/", 1)[-1] or "(unnamed)"
+
+
 def row_labels(rows: list[EstimateRow]) -> list[str]:
     """A short label per row: the algorithm without its collective, plus the parameters that differ between
     that algorithm's rows (``multiphase[partition=3,3]``) when it was priced with several parameter sets."""
@@ -112,7 +118,7 @@ def row_labels(rows: list[EstimateRow]) -> list[str]:
             seen.append(parsed(r.params))
     out = []
     for r in rows:
-        short, sets = r.algorithm.split("/", 1)[-1] or "(unnamed)", variants[r.algorithm]
+        short, sets = short_name(r.algorithm), variants[r.algorithm]
         keys = sorted({k for d in sets for k in d if len({x.get(k) for x in sets}) > 1})
         mine = parsed(r.params)
         out.append(short + ("[" + " ".join(f"{k}={mine.get(k, '')}" for k in keys) + "]" if keys else ""))

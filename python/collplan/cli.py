@@ -9,7 +9,23 @@ import sys
 from ._core import CollplanError
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples as written; every option's default after its help text (unless the text
+    already names it, or there is none: a flag, an option that is off unless given)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.default not in (None, False, argparse.SUPPRESS) and "default" not in text
+                and action.option_strings and action.nargs != 0):
+            text += " (default: %(default)s)"
+        return text
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's default prints the usage too)
         # "argument --ranks: --ranks -1 is invalid (...)": a type that names its option (commands/_common.int_arg)
         head, sep, rest = message.partition(": ")
@@ -18,9 +34,36 @@ class _Parser(argparse.ArgumentParser):
         raise CollplanError(f"{self.prog}: {message}")
 
 
+def version_text() -> str:
+    """collplan's version, and the MPI libraries its runtime was built for."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import __version__
+    from .mpi import homes
+    try:
+        v = version("collplan")
+    except PackageNotFoundError:
+        v = __version__
+    built = homes()
+    mpis = ", ".join(f"{abi} ({prefix})" for abi, prefix in built.items()) or "none (no MPI runtime)"
+    return f"collplan {v} (Python {sys.version.split()[0]}); MPI runtime built for: {mpis}"
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="collplan", description="Plan, verify, simulate and run collective communication.")
-    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ap = _Parser(prog="collplan", description="Plan, verify, simulate and run collective communication.",
+                 epilog="example:\n  collplan estimate --collective allgather --algorithm all --machine ib-qdr\n"
+                 "every command: collplan COMMAND --help; docs/*.md")
+    ap.add_argument("--version", action=_Version, help="print the version and the MPIs of the runtime, then exit")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     from .commands import register_all
     register_all(sub)
     return ap

@@ -89,10 +89,9 @@ def best_circgos(n: int, r: float, wrap: bool = True) -> tuple[dict, float]:
 
 def plot_series(path, x, series: dict, xlabel: str, ylabel: str, title: str, logx=True, logy=True,
                 styles: dict | None = None) -> None:
-    """One line per series (name -> y values, None = missing), saved as PNG."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """One line per series (name -> y values, None = missing), saved in the format of path's extension."""
+    from .plot import legend_outside, pyplot, save_figure
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.4), dpi=110)
     for name, ys in series.items():
         pts = [(a, b) for a, b in zip(x, ys) if b is not None]
@@ -105,7 +104,5 @@ def plot_series(path, x, series: dict, xlabel: str, ylabel: str, title: str, log
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    legend_outside(ax)
+    save_figure(fig, path)

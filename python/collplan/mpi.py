@@ -134,6 +134,18 @@ def wait_for_failing_ranks(timeout_s: float = 10.0) -> None:
             sys.stderr.flush()
             os._exit(2)
         time.sleep(0.001)
+def _point_mpi4py(built: dict, strict: bool) -> None:
+    """Before mpi4py is first imported: point it at the libmpi of the MPI that launched us (mpi4py finds only a
+    libmpi on the library path by itself, and MPICH's mpirun puts none there). strict: an MPI collplan was not
+    built for is an error (else left to mpi4py)."""
+    if "mpi4py.MPI" in sys.modules or os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI") or not built:
+        return
+    abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
+    if abi not in built:
+        if strict:
+            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
+        return
+    os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
 
 
 def backend():
@@ -143,11 +155,7 @@ def backend():
     built = homes()
     if not built:
         raise CollplanError("collplan was built without the MPI runtime (make install builds it for Open MPI and MPICH)")
-    if "mpi4py.MPI" not in sys.modules and not (os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI")):
-        abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
-        if abi not in built:
-            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
-        os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
+    _point_mpi4py(built, strict=True)
     try:
         from mpi4py import MPI
     except ImportError as e:
@@ -158,6 +166,10 @@ def backend():
     module = importlib.import_module(f"collplan._mpi_{abi}")
     _state.update(MPI=MPI, module=module, abi=abi)
     return MPI, module
+
+
+# Importing collplan.mpi before mpi4py is enough for `from mpi4py import MPI` to load the right libmpi.
+_point_mpi4py(homes(), strict=False)
 
 
 # --------------------------------------------------------------------------------------------- helpers

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from . import _core
 from ._core import CollplanError
 from .api import _ranks_and_topology, algorithms, schedule, unsupported_op
 from .machines import load_machine
+from .progress import Progress
 
 EVALUATORS = ("estimate", "simulate", "measure")
 PLANNED = ("allgather", "alltoall", "allreduce", "barrier")
@@ -159,53 +158,30 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
 
 
 # ------------------------------------------------------------------------------------------- evaluators
-class Progress:
-    """A progress line on stderr for work longer than a couple of seconds (every 5 s at most when not a tty)."""
-
-    def __init__(self, what: str, total: int, enabled: bool = True):
-        self.what, self.total, self.enabled = what, total, enabled
-        self.t0 = self.last = time.monotonic()
-
-    def step(self, done: int) -> None:
-        now = time.monotonic()
-        tty = sys.stderr.isatty()
-        if not self.enabled or now - self.t0 < 2 or now - self.last < (0.5 if tty else 5):
-            return
-        self.last = now
-        line = f"collplan plan: {self.what} {done}/{self.total} ({now - self.t0:.0f} s)"
-        print("\r" + line if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
-
-    def done(self) -> None:
-        if self.enabled and sys.stderr.isatty() and time.monotonic() - self.t0 >= 2:
-            print(file=sys.stderr)
-
-
 def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True,
                    max_memory=None) -> list[list[float]]:
     from .limits import max_memory as limit_of
     limit = limit_of(max_memory)
-    bar = Progress("estimated", len(scheds), progress)
     out = []
-    for i, s in enumerate(scheds):
-        out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes], limit)))
-        bar.step(i + 1)
-    bar.done()
+    with Progress("candidates estimated", len(scheds), progress) as bar:
+        for i, s in enumerate(scheds):
+            out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes], limit)))
+            bar.step(i + 1)
     return out
 
 
 def price_simulate(scheds, sizes, machine: str, fidelity: str, topology: str, progress: bool = True,
                    max_memory=None):
     from .sim import simulate
-    bar = Progress(f"simulated ({fidelity})", len(scheds) * len(sizes), progress)
     out = []
-    for i, s in enumerate(scheds):
-        row = []
-        for j, n in enumerate(sizes):
-            row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology,
-                                max_memory=max_memory).time_s)
-            bar.step(i * len(sizes) + j + 1)
-        out.append(row)
-    bar.done()
+    with Progress(f"simulated ({fidelity})", len(scheds) * len(sizes), progress) as bar:
+        for i, s in enumerate(scheds):
+            row = []
+            for j, n in enumerate(sizes):
+                row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology,
+                                    max_memory=max_memory).time_s)
+                bar.step(i * len(sizes) + j + 1)
+            out.append(row)
     return out
 
 
@@ -312,27 +288,27 @@ def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory
 
 # ------------------------------------------------------------------------------------------- output
 def format_table(p: Plan) -> str:
+    """The threshold table, fitted to the terminal (collplan.tables)."""
+    from .tables import render, wrap
     fb, ft = _core.format_bytes, _core.format_time
-    lines = [f"# collplan plan: {p.collective}, P={p.ranks} on {p.topology}, machine {p.machine} ({p.model})" +
-             (f", op {p.op}" if p.op else "") + f", evaluator {p.evaluator}",
+    lines = [wrap(f"# collplan plan: {p.collective}, P={p.ranks} on {p.topology}, machine {p.machine} ({p.model})" +
+                  (f", op {p.op}" if p.op else "") + f", evaluator {p.evaluator}", ""),
              f"# {len(p.candidates)} candidates from {len({c.algorithm for c in p.candidates})} algorithms; "
              f"{len(p.declined)} declined"]
-    w = max([12] + [len(r.winner.label()) + 2 for r in p.ranges])
-    v = max([12] + [len(r.runner_up.label()) + 2 for r in p.ranges if r.runner_up])
-    lines.append(f"{'from':>9s} {'below':>9s}  {'winner':<{w}s}{'time':>18s}  {'runner-up':<{v}s}margin")
+    rows = []
     for r in p.ranges:
-        hi = "-" if r.max_bytes is None else fb(r.max_bytes)
         t = ft(r.winner_s[0]) + ("" if len(r.winner_s) == 1 else ".." + ft(r.winner_s[-1]))
-        run = r.runner_up.label() if r.runner_up else "-"
         margin = "-" if r.runner_up is None else (f"+{r.margin[0]:.0%}" if abs(r.margin[1] - r.margin[0]) < 0.005
                                                    else f"+{r.margin[0]:.0%}..+{r.margin[1]:.0%}")
-        lines.append(f"{fb(r.min_bytes):>9s} {hi:>9s}  {r.winner.label():<{w}s}{t:>18s}  {run:<{v}s}{margin}")
+        rows.append([fb(r.min_bytes), "-" if r.max_bytes is None else fb(r.max_bytes), r.winner.label(), t,
+                     r.runner_up.label() if r.runner_up else "-", margin])
+    lines.append(render(["from", "below", "winner", "time", "runner-up", "margin"], rows, key=2, left=(2, 4)))
     by_reason: dict[str, list[str]] = {}
     for d in p.declined:
         by_reason.setdefault(d["reason"], []).append(d["algorithm"].split("/", 1)[-1])
     for reason, names in by_reason.items():
-        lines.append(f"# declined {', '.join(names)}: {reason}")
-    lines += [f"# {n}" for n in p.notes]
+        lines.append(wrap(f"# declined {', '.join(names)}: {reason}", ""))
+    lines += [wrap(f"# {n}", "") for n in p.notes]
     return "\n".join(lines)
 
 

@@ -2,27 +2,10 @@
 time-vs-size curves."""
 from __future__ import annotations
 
-import io
-
 from . import _core
 from ._core import CollplanError
-
-
-def _save(fig, path: str) -> None:
-    import matplotlib.pyplot as plt
-
-    from .output import atomic_write
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+from .plot import MAX_LINES, legend_outside, line_style, panels, save_figure
+from .plot import pyplot as _plt
 
 
 def link_grids(sim) -> dict:
@@ -61,40 +44,46 @@ def plot_links(sim, path: str, title: str = "") -> None:
         fig.colorbar(im, cax=fig.add_subplot(gs[0, len(names)]), label="utilisation (busy / total time)")
     ax = fig.add_subplot(gs[1, :])
     bw = sim.direction_bandwidth()
-    for name in names:
+    for k, name in enumerate(names):
         series = [b for i, b in enumerate(bw.get(name, [])) if i * sim.bin_s < sim.time_s]
-        ax.plot([(i + 0.5) * sim.bin_s * 1e3 for i in range(len(series))], [b / 1e9 for b in series], label=name, lw=1)
+        st = line_style(k)
+        ax.plot([(i + 0.5) * sim.bin_s * 1e3 for i in range(len(series))], [b / 1e9 for b in series], label=name, lw=1,
+                color=st["color"], linestyle=st["linestyle"])
     if sim.link_s_per_byte:
         ax.axhline(1e-9 / sim.link_s_per_byte, color="k", ls="--", lw=0.8, label="link bandwidth")
     ax.set_xlabel("simulated time (ms)", fontsize=9)
     ax.set_ylabel("mean GB/s per link", fontsize=9)
     ax.tick_params(labelsize=8)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    legend_outside(ax)
     fig.suptitle(title or f"{sim.algorithm} on {sim.topology}, {_core.format_bytes(sim.size_bytes)} per block, "
                  f"{sim.fidelity}: {_core.format_time(sim.time_s)} ({sim.ratio:.3f} x ideal)", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def plot_times(sims, path: str, title: str = "") -> None:
-    """Time vs size, one line per algorithm, the ideal dashed."""
+    """Time vs size, one line per algorithm, the ideal dashed; more than MAX_LINES - 1 algorithms: several panels."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
     algs = list(dict.fromkeys(s.algorithm for s in sims))
-    for name in algs:
-        pts = sorted((s.size_bytes, s.time_s) for s in sims if s.algorithm == name)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=name)
+    groups = panels(algs, MAX_LINES - 1)
+    fig, axes = plt.subplots(len(groups), 1, figsize=(8.5, 4.2 + 3.0 * (len(groups) - 1)), dpi=110, sharex=True,
+                             squeeze=False)
     ideal = sorted({(s.size_bytes, s.ideal_s) for s in sims if s.algorithm == algs[0]})
-    ax.plot([p[0] for p in ideal], [p[1] for p in ideal], "k--", lw=1, label=f"ideal ({algs[0]})")
-    if all(p[0] > 0 for p in ideal):
-        ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("simulated time (s)")
     s0 = sims[0]
-    ax.set_title(title or f"{s0.collective}, P={s0.ranks} on {s0.topology}, {s0.fidelity} simulation", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save(fig, path)
+    for k, (ax, names) in enumerate(zip(axes[:, 0], groups)):
+        for i, name in enumerate(names):
+            pts = sorted((s.size_bytes, s.time_s) for s in sims if s.algorithm == name)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ms=3, label=name.split("/", 1)[-1], **line_style(i))
+        ax.plot([p[0] for p in ideal], [p[1] for p in ideal], "k--", lw=1, label=f"ideal ({algs[0].split('/')[-1]})")
+        if all(p[0] > 0 for p in ideal):
+            ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylabel("simulated time (s)")
+        ax.grid(True, which="both", alpha=0.3)
+        legend_outside(ax)
+        if k == 0:
+            ax.set_title(title or f"{s0.collective}, P={s0.ranks} on {s0.topology}, {s0.fidelity} simulation",
+                         fontsize=10)
+    axes[-1, 0].set_xlabel("message size (bytes)")
+    save_figure(fig, path)

@@ -59,7 +59,7 @@ def test_generated_schedules_estimate_to_the_closed_forms():
 
 def test_estimate_all_lists_the_partitions_optimal_in_the_range():
     p = run("estimate", "--collective", "alltoall", "--algorithm", "all", "--topology", "hypercube:6",
-            "--machine", "ipsc860", "--sizes", "1B..400B", check=0)
+            "--machine", "ipsc860", "--sizes", "1B..400B", "--all-params", check=0)
     table = [part for m_from, part in ex.threshold_table(6, machine="ipsc860") if m_from <= 400]
     assert len(table) >= 2
     for part in table:

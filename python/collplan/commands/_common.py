@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 
 from .. import _core, limits
 from .._core import CollplanError
@@ -75,17 +77,18 @@ def ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | 
 
 
 def read_schedule(path: str, max_memory=None) -> _core.Schedule:
-    """A schedule from its text form (docs/schedule.md); errors name the file and line. A file larger than the
-    memory limit allows is refused before it is read whole."""
+    """A schedule from its text form (docs/schedule.md), ``-`` = standard input; errors name the file and line. A
+    file larger than the memory limit allows is refused before it is read whole."""
     limit = limits.max_memory(max_memory)
     try:
-        text = limits.read_text(path, limit // limits.SCHEDULE_TEXT_FACTOR, "schedule file")
+        text = limits.read_text("/dev/stdin" if path == "-" else path, limit // limits.SCHEDULE_TEXT_FACTOR,
+                                "schedule file")
     except OSError as e:
         raise CollplanError(f"cannot read schedule file {path}: {e.strerror}") from None
     try:
         return _core.Schedule.from_text(text, limit)
     except CollplanError as e:
-        raise CollplanError(f"{path}: {e}") from None
+        raise CollplanError(f"{'standard input' if path == '-' else path}: {e}") from None
 
 
 def schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
@@ -107,9 +110,10 @@ def add_max_memory(p) -> None:
 
 
 def add_problem(p, need_algorithm=True):
-    p.add_argument("--collective", choices=COLLECTIVES)
+    p.add_argument("--collective", choices=COLLECTIVES, help="the collective operation")
     p.add_argument("--algorithm", help="name, e.g. ring or allgather/ring" + (" or all" if need_algorithm else ""))
-    p.add_argument("--schedule", metavar="FILE", help="a schedule in collplan's text form instead of an algorithm")
+    p.add_argument("--schedule", metavar="FILE", help="a schedule in collplan's text form instead of an algorithm "
+                   "(- reads standard input)")
     p.add_argument("--ranks", type=RANKS, help="number of ranks P (topology full:P unless --topology)")
     p.add_argument("--topology", help="line:P, ring:P, mesh:AxB[xC..], torus:AxB[xC..], hypercube:d, full:P, fattree:k,n")
     p.add_argument("--param", action="append", metavar="K=V", help="algorithm parameter (repeatable)")
@@ -117,3 +121,22 @@ def add_problem(p, need_algorithm=True):
     p.add_argument("--matrix", metavar="FILE|SPEC", help="alltoallv communication matrix: a .csv/.txt, .mtx or .json "
                    "file, or testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1, mesh:P=32,refine=2 (sizes in units "
                    "of the message size)")
+
+
+def add_json_csv(p, what: str = "the rows") -> None:
+    """--json and --csv (one of them): the same rows, as JSON or as CSV with a header line, on stdout."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the table")
+    g.add_argument("--csv", action="store_true", help=f"print {what} as CSV (the rows of --json) instead of the table")
+
+
+def print_json_csv(args, doc: dict, records: list[dict], columns: list[str] | None = None) -> bool:
+    """Print `doc` (--json) or `records` (--csv; the rows of doc); False when neither was asked for."""
+    if getattr(args, "json", False):
+        print(json.dumps(doc, indent=2))
+        return True
+    if getattr(args, "csv", False):
+        from ..tables import csv_text
+        sys.stdout.write(csv_text(records, columns))
+        return True
+    return False

@@ -1,28 +1,34 @@
 """`collplan algorithms`: the registered algorithms, their parameters, topologies and sources."""
 from __future__ import annotations
 
-import json
-
 from ..api import algorithms
-from ._common import COLLECTIVES
+from ..tables import wrap
+from ._common import COLLECTIVES, add_json_csv, print_json_csv
 
 
 def register(sub) -> None:
-    p = sub.add_parser("algorithms", help="list registered algorithms")
-    p.add_argument("--collective", choices=COLLECTIVES)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("algorithms", help="list registered algorithms",
+                       description="The registered algorithms: summary, parameters with their ranges, "
+                       "topologies and the paper each comes from.",
+                       epilog="example:\n  collplan algorithms --collective allreduce")
+    p.add_argument("--collective", choices=COLLECTIVES, help="only this collective's algorithms (default: all)")
+    add_json_csv(p, "the algorithms")
     p.set_defaults(func=cmd_algorithms)
+
+
+def _params(a) -> str:
+    return ", ".join(f"{p['name']}={p['default']} ({p['min']}..{p['max']})" if p["kind"] != "text"
+                     else f"{p['name']}={p['default']}" for p in a["params"])
 
 
 def cmd_algorithms(args) -> int:
     algs = algorithms(args.collective)
-    if args.json:
-        print(json.dumps({"algorithms": algs}, indent=2))
+    records = [{"name": a["name"], "collective": a["collective"], "summary": a["summary"], "params": _params(a),
+                "topologies": a["topologies"], "source": a["source"]} for a in algs]
+    if print_json_csv(args, {"algorithms": algs}, records):
         return 0
     for a in algs:
-        params = ", ".join(f"{p['name']}={p['default']} ({p['min']}..{p['max']})" if p["kind"] != "text"
-                           else f"{p['name']}={p['default']}" for p in a["params"])
-        print(f"{a['name']:32s} {a['summary']}")
-        print(f"{'':32s}   params: {params or '-'}; topologies: {', '.join(a['topologies']) or 'any'}")
-        print(f"{'':32s}   source: {a['source']}")
+        print(wrap(f"{a['name']}: {a['summary']}", ""))
+        print(wrap(f"params: {_params(a) or '-'}; topologies: {', '.join(a['topologies']) or 'any'}", "    "))
+        print(wrap(f"source: {a['source']}", "    "))
     return 0

@@ -32,7 +32,8 @@ BURST_BYTES = 16 << 20   # bytes per burst at most (its count shrinks for large 
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="measure this machine under mpirun (ping-pong, bursts, reductions) and "
-                                         "write a machine file")
+                                         "write a machine file",
+                       epilog="example:\n  mpirun -n 2 collplan calibrate --out mymachine.toml")
     p.add_argument("--out", help="machine file to write (TOML; rank 0 writes it atomically)")
     p.add_argument("--model", choices=["hockney", "loggp"], default="loggp",
                    help="which model goes into [model] (default loggp: its estimates chose the measured best more "

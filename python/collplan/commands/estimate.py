@@ -1,17 +1,22 @@
 """`collplan estimate`: analytic times of one algorithm or all of a collective over a range of sizes."""
 from __future__ import annotations
 
-import json
-
 from .. import _core
 from .._core import CollplanError
-from ..api import OPS, _model_of, algorithms, estimate, row_labels, schedule, unsupported_op
+from ..api import OPS, _model_of, algorithms, estimate, row_labels, schedule, short_name, unsupported_op
 from ..machines import load_machine, machine_names
-from ._common import add_problem, matrix_of, ranks_topology, schedule_from_args
+from ..plot import check_plot_path
+from ..progress import Progress
+from ..tables import render, wrap
+from ._common import add_json_csv, add_problem, matrix_of, print_json_csv, ranks_topology, schedule_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("estimate", help="analytic time of algorithms over a range of sizes")
+    p = sub.add_parser("estimate", help="analytic time of algorithms over a range of sizes",
+                       description="Analytic time of one algorithm, or of every algorithm of a collective "
+                       "(--algorithm all: each with its best parameters per size), with the lower bound.",
+                       epilog="example:\n  collplan estimate --collective alltoall --algorithm all --machine ib-qdr "
+                       "--sizes 16B..1MiB --plot a2a.png")
     add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
@@ -19,21 +24,28 @@ def register(sub) -> None:
     p.add_argument("--sizes", default="16B..1MiB", help="16B..1MiB (powers of two), 1B..400B:50B, or 8,1KiB,...")
     p.add_argument("--op", choices=OPS, default="sum",
                    help="allreduce operation: with --algorithm all, algorithms that cannot compute it are declined")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--plot", metavar="FILE.png", help="write time vs size, one line per algorithm")
+    p.add_argument("--all-params", action="store_true",
+                   help="table and plot: every parameter set of every algorithm (default: each algorithm's best "
+                   "per size); --json and --csv always hold every parameter set")
+    add_json_csv(p, "every estimate (each algorithm and parameter set at each size)")
+    p.add_argument("--plot", metavar="FILE", help="time vs size, one line per algorithm: .png, .svg or .pdf")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_estimate)
 
 
 def cmd_estimate(args) -> int:
+    if args.plot:
+        check_plot_path(args.plot)
     machine_topo = load_machine(args.machine).topology if args.machine else ""
     sizes = _core.parse_sizes(args.sizes)
     if args.schedule or args.algorithm != "all":
-        s = schedule_from_args(args, machine_topo)
-        why = unsupported_op(s, args.op)
-        if why:
-            raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
-        rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None,
-                        max_memory=args.max_memory)
+        with Progress(args.algorithm or "schedule", 0, not args.no_progress, command="estimate"):  # P = 10^6: a minute
+            s = schedule_from_args(args, machine_topo)
+            why = unsupported_op(s, args.op)
+            if why:
+                raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
+            rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None,
+                            max_memory=args.max_memory)
         return _report_estimates(rows, [], args)
     if not args.collective:
         raise CollplanError("estimate needs --collective with --algorithm all")
@@ -44,19 +56,23 @@ def cmd_estimate(args) -> int:
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
     spec, _ = _model_of(args.machine, args.model)
     rows, declined = [], []
-    for a in algorithms(args.collective):
-        why = _core.applies(a["name"], p, topo or "", {})
-        if why:
-            declined.append({"algorithm": a["name"], "reason": why})
-            continue
-        # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
-        for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
-            s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix, max_memory=args.max_memory)
-            why = unsupported_op(s, args.op)
+    algs = algorithms(args.collective)
+    with Progress("algorithms", len(algs), not args.no_progress, command="estimate") as bar:
+        for a in algs:
+            bar.step()
+            why = _core.applies(a["name"], p, topo or "", {})
             if why:
                 declined.append({"algorithm": a["name"], "reason": why})
-                break
-            rows += estimate(s, sizes, machine=args.machine, model=args.model, max_memory=args.max_memory)
+                continue
+            # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
+            for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
+                s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix,
+                             max_memory=args.max_memory)
+                why = unsupported_op(s, args.op)
+                if why:
+                    declined.append({"algorithm": a["name"], "reason": why})
+                    break
+                rows += estimate(s, sizes, machine=args.machine, model=args.model, max_memory=args.max_memory)
     if not rows:
         raise CollplanError(f"no {args.collective} algorithm applies here: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
@@ -66,9 +82,9 @@ def cmd_estimate(args) -> int:
 def _report_estimates(rows, declined, args) -> int:
     if args.plot:
         from ..plot import plot_estimates
-        plot_estimates(rows, args.plot, title=_title(rows, args))
-    if args.json:
-        print(json.dumps({"results": [r.as_dict() for r in rows], "declined": declined}, indent=2))
+        plot_estimates(rows, args.plot, title=_title(rows, args), all_params=args.all_params)
+    if print_json_csv(args, {"results": [r.as_dict() for r in rows], "declined": declined},
+                      [r.as_dict() for r in rows]):
         return 0
     _print_table(rows, declined, args)
     return 0
@@ -80,20 +96,31 @@ def _title(rows, args) -> str:
 
 
 def _print_table(rows, declined, args) -> None:
-    names = row_labels(rows)
-    algs = list(dict.fromkeys(names))
+    """One column per algorithm (its best parameters per size, in parentheses) or, with --all-params, per
+    parameter set; the best of the row and the lower bound first. Too wide for the terminal: blocks of columns."""
+    fb, ft = _core.format_bytes, _core.format_time
     sizes = list(dict.fromkeys(r.size_bytes for r in rows))
-    by = {(name, r.size_bytes): r for name, r in zip(names, rows)}
+    labels = row_labels(rows)
+    best_of = {n: min((r for r in rows if r.size_bytes == n), key=lambda r: r.time_s) for n in sizes}
+    label_of = {id(r): lab.replace("[", " (").replace("]", ")") for r, lab in zip(rows, labels)}
+    if args.all_params:
+        cols = list(dict.fromkeys(labels))
+        by = {(lab, r.size_bytes): ft(r.time_s) for r, lab in zip(rows, labels)}
+    else:
+        cols = list(dict.fromkeys(short_name(r.algorithm) for r in rows))
+        by = {}
+        for r, lab in zip(rows, labels):
+            key = (short_name(r.algorithm), r.size_bytes)
+            if key not in by or r.time_s < by[key][0]:
+                by[key] = (r.time_s, lab[len(key[0]) + 1:-1] if lab.endswith("]") else "")
+        by = {k: ft(t) + (f" ({v})" if v else "") for k, (t, v) in by.items()}
+    table = [[fb(n), label_of[id(best_of[n])], ft(best_of[n].lower_bound_s)] + [by.get((c, n), "-") for c in cols]
+             for n in sizes]
     print(f"# {_title(rows, args)}; times are analytic estimates")
-    widths = [max(10, len(a) + 2) for a in algs]
-    print(f"{'size':>8s} " + "".join(f"{a:>{w}s}" for a, w in zip(algs, widths)) + f"{'lower bound':>13s}  best")
-    for n in sizes:
-        cells = [by[(a, n)].time_s for a in algs]
-        best = algs[min(range(len(algs)), key=lambda i: cells[i])]
-        lb = by[(algs[0], n)].lower_bound_s
-        print(f"{_core.format_bytes(n):>8s} " + "".join(f"{_core.format_time(t):>{w}s}" for t, w in zip(cells, widths))
-              + f"{_core.format_time(lb):>13s}  {best}")
+    print(render(["size", "best", "lower bound"] + cols, table))
+    if not args.all_params and any(lab.endswith("]") for lab in labels):
+        print("# (..): the algorithm's best parameters at that size; every parameter set: --all-params")
     for d in declined:
-        print(f"# declined {d['algorithm']}: {d['reason']}")
+        print(wrap(f"# declined {d['algorithm']}: {d['reason']}", ""))
     if args.plot:
         print(f"# plot written to {args.plot}")

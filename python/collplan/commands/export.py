@@ -10,9 +10,14 @@ from ._common import add_problem, schedule_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export", help="write a schedule as collplan text or LogGOPSim GOAL")
+    p = sub.add_parser("export", help="write a schedule as collplan text or LogGOPSim GOAL",
+                       epilog="example:\n"
+                       "  collplan export --collective allgather --algorithm ring --ranks 8 -o ring8.txt\n"
+                       "  collplan export --collective alltoall --algorithm bruck --ranks 16 --format goal --size 4KiB "
+                       "-o -")
     add_problem(p)
-    p.add_argument("--format", choices=["text", "goal"], default="text")
+    p.add_argument("--format", choices=["text", "goal"], default="text",
+                   help="text: collplan's schedule format (docs/schedule.md); goal: LogGOPSim's input")
     p.add_argument("--size", default="1KiB", help="collective message size for GOAL byte counts")
     p.add_argument("--machine", help="machine whose gamma/rho price reductions and copies in GOAL")
     p.add_argument("--model", help="model spec instead of a machine")

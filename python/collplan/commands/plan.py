@@ -18,8 +18,10 @@ from ._common import RANKS, add_max_memory, float_arg, int_arg
 
 
 def register(sub) -> None:
-    p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)")
-    p.add_argument("--collective", required=True, choices=PLANNED)
+    p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)",
+                       epilog="example:\n  collplan plan --collective allreduce --ranks 64 --machine ib-qdr "
+                       "--sizes 8B..1MiB --plot plan.png")
+    p.add_argument("--collective", required=True, choices=PLANNED, help="the collective to plan")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ranks", type=RANKS, help="number of ranks P (topology full:P); measure: mpirun's size")
     g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
@@ -39,9 +41,12 @@ def register(sub) -> None:
     p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
                    "collective, ranks, topology and op are replaced)")
     add_max_memory(p)
-    p.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
-    p.add_argument("--plot", metavar="FILE.png", help="each candidate's time relative to the best, per size")
-    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    f = p.add_mutually_exclusive_group()
+    f.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
+    f.add_argument("--csv", action="store_true", help="print the threshold table as CSV (the ranges of --json)")
+    p.add_argument("--plot", metavar="FILE", help="each candidate's time relative to the best, per size "
+                   "(.png, .svg or .pdf)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_plan)
 
 
@@ -50,6 +55,9 @@ def cmd_plan(args) -> int:
     target_s = parse_time(args.target)
     if not 0 < target_s <= 60:
         raise CollplanError(f"--target {args.target} is invalid (allowed: a time in 0s..1min, e.g. 2ms)")
+    if args.plot:
+        from ..plot import check_plot_path
+        check_plot_path(args.plot)
     if args.evaluator == "measure":
         from ..measure import plan_measured
         if args.topology:
@@ -70,6 +78,11 @@ def cmd_plan(args) -> int:
         plot_plan(result, args.plot)
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
+    elif args.csv:
+        from ..tables import csv_text
+        print(csv_text([{k: v for k, v in r.items() if k not in ("winner", "runner_up")} |
+                        {"winner": r["winner"]["label"], "runner_up": (r["runner_up"] or {}).get("label", "")}
+                        for r in result.as_dict()["ranges"]]), end="")
     else:
         print(format_table(result))
         if args.wisdom:

@@ -13,7 +13,8 @@ from .. import mpi as cmpi
 
 
 def register(sub) -> None:
-    p = sub.add_parser("pmpi", help="print the path of libcollplan_pmpi.so (for LD_PRELOAD)")
+    p = sub.add_parser("pmpi", help="print the path of libcollplan_pmpi.so (for LD_PRELOAD)",
+                       epilog="example:\n  mpirun -n 4 -x LD_PRELOAD=$(collplan pmpi --mpi openmpi) ./my_app")
     p.add_argument("--mpi", choices=["openmpi", "mpich"], help="which MPI's library (default: all built)")
     p.set_defaults(func=cmd_pmpi)
 

@@ -25,8 +25,11 @@ COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI")
-    p.add_argument("--collective", required=True, choices=COLLECTIVES)
+    p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI",
+                       epilog="example:\n"
+                       "  mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB\n"
+                       "  mpirun -n 2 collplan run --collective alltoall --algorithm bruck --format osu")
+    p.add_argument("--collective", required=True, choices=COLLECTIVES, help="the collective to run")
     p.add_argument("--algorithm", default="all", help="registry name, or 'all' (every one that applies)")
     p.add_argument("--param", action="append", help="algorithm parameter NAME=VALUE (repeatable)")
     p.add_argument("--sizes", default="8B..1MiB", help="e.g. 8B..1MiB, or 0,13,4KiB")
@@ -37,15 +40,22 @@ def register(sub) -> None:
                    help="how non-contiguous messages travel")
     p.add_argument("--check-only", action="store_true", help="check results, do not time")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="write the rows as JSON (default: stdout)")
+    p.add_argument("--format", choices=["table", "osu"], default="table",
+                   help="table: collplan vs native per algorithm and size; osu: the OSU micro-benchmarks' layout "
+                   "(size, avg/min/max latency in us, iterations), one block per algorithm and one for native MPI")
     p.set_defaults(func=cmd_run)
 
 
 # ------------------------------------------------------------------------------------------- timing
-def _time(case, req, iters, warmup) -> float:
-    """Mean seconds per call of the slowest rank (the loop runs in C++: runtime/mpi/timing.hpp)."""
+def _time(case, req, iters, warmup, reps=1) -> list[float]:
+    """Per repetition, the mean seconds per call averaged over the ranks (the loop runs in C++:
+    runtime/mpi/timing.hpp)."""
     if req is None:
-        return case.time_native(iters, warmup, 1)[0]
-    return time_request(case.comm, req, iters, warmup, 1)[0]
+        return list(case.time_native(iters, warmup, reps))
+    return list(time_request(case.comm, req, iters, warmup, reps))
+
+
+OSU_REPS = 5  # --format osu: the timed calls in this many repetitions; min and max are over them
 
 
 def _candidates(args) -> list[str]:
@@ -67,8 +77,14 @@ def _row(args, MPI, comm, name, params, size):
         row = {"algorithm": req.algorithm, "params": params, "size_bytes": case.size, "ok": bool(ok)}
         if not args.check_only:
             iters = args.iters if case.size < 65536 else max(3, args.iters // 8)
-            row["collplan_s"] = _time(case, req, iters, args.warmup)
-            row["native_s"] = _time(case, None, iters, args.warmup)
+            reps = min(OSU_REPS, iters) if args.format == "osu" else 1
+            for key, r in (("collplan", req), ("native", None)):
+                t = _time(case, r, -(-iters // reps), args.warmup, reps)
+                row[f"{key}_s"] = sum(t) / len(t)
+                if args.format == "osu":
+                    row[f"{key}_min_s"], row[f"{key}_max_s"] = min(t), max(t)
+            if args.format == "osu":
+                row["iterations"] = -(-iters // reps) * reps
             row["ratio"] = row["collplan_s"] / row["native_s"] if row["native_s"] > 0 else float("nan")
         return row
     finally:
@@ -84,6 +100,29 @@ def _print_table(rows, header, file=sys.stdout):
         else:
             times = f"{'-':>10s} {'-':>10s} {'-':>7s}"
         print(f"  {r['algorithm']:34s} {format_bytes(r['size_bytes']):>8s} {times}  {'ok' if r['ok'] else 'FAIL'}", file=file)
+
+
+def _print_osu(rows, args, library, P, file=sys.stdout):
+    """The OSU micro-benchmarks' layout: a block per algorithm, then the MPI library's own collective."""
+    name = args.collective.capitalize()
+    print(f"# OSU MPI {name} Latency Test layout (collplan run, {' '.join(library.split(',')[0].split())})", file=file)
+    print(f"# P={P}; latency: mean per call averaged over the ranks; Min/Max: the fastest and slowest of "
+          f"{OSU_REPS} repetitions", file=file)
+    blocks = list(dict.fromkeys((r["algorithm"], str(r["params"])) for r in rows))
+    for key in [(b, "collplan") for b in blocks] + [(blocks[0] if blocks else None, "native")]:
+        (alg, params), who = key
+        label = f"{alg} {params if params != '{}' else ''}".strip() if who == "collplan" else "native (MPI library)"
+        print(f"\n# {label}", file=file)
+        print(f"# {'Size':<10s}{'Avg Latency(us)':>18s}{'Min Latency(us)':>18s}{'Max Latency(us)':>18s}"
+              f"{'Iterations':>12s}", file=file)
+        for r in rows:
+            if (r["algorithm"], str(r["params"])) != (alg, params) or f"{who}_s" not in r:
+                continue
+            print(f"{r['size_bytes']:<12d}{r[f'{who}_s'] * 1e6:>18.2f}{r[f'{who}_min_s'] * 1e6:>18.2f}"
+                  f"{r[f'{who}_max_s'] * 1e6:>18.2f}{r['iterations']:>12d}", file=file)
+    for r in rows:
+        if not r["ok"]:
+            print(f"# check FAILED: {r['algorithm']} at {r['size_bytes']} bytes", file=file)
 
 
 def cmd_run(args) -> int:
@@ -110,14 +149,17 @@ def cmd_run(args) -> int:
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,
                   "skipped": skipped}
-        header = f"# collplan run: {args.collective}, P={P}, {library}" + (f", op {args.op}" if args.collective == "allreduce" else "")
+        header = (f"# collplan run: {args.collective}, P={P}, {library.split(',')[0]}" +
+                  (f", op {args.op}" if args.collective == "allreduce" else ""))
         if args.json:
             text = json.dumps(report, indent=1)
             if args.json == "-":
                 print(text)
             else:
                 atomic_write(args.json, text + "\n")
-        if args.json != "-":
+        if args.json != "-" and args.format == "osu" and not args.check_only:
+            _print_osu(rows, args, library, P)
+        elif args.json != "-":
             _print_table(rows, header)
             for s in skipped:
                 print(f"# skipped {s}")

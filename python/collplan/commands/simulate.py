@@ -1,7 +1,6 @@
 """`collplan simulate`: run a schedule through the loggp, flow or packet simulator (docs/simulation.md)."""
 from __future__ import annotations
 
-import json
 import sys
 
 from .. import _core
@@ -9,26 +8,33 @@ from .._core import CollplanError
 from ..api import algorithms, schedule
 from ..machines import load_machine, machine_names
 from ..sim import FIDELITIES, simulate
-from ._common import UINT64_MAX, add_problem, int_arg, ranks_topology, schedule_from_args
+from ..plot import check_plot_path
+from ..progress import Progress
+from ..tables import render
+from ._common import UINT64_MAX, add_json_csv, add_problem, int_arg, print_json_csv, ranks_topology, schedule_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets")
+    p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets",
+                       epilog="example:\n"
+                       "  collplan simulate --collective alltoall --algorithm a2at --machine a2at-torus "
+                       "--fidelity packet --size 64KiB --plot links.png")
     add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     g.add_argument("--model", help="model spec, e.g. hockney:alpha=1us,beta=0.25ns/B")
-    p.add_argument("--fidelity", choices=FIDELITIES, default="flow")
+    p.add_argument("--fidelity", choices=FIDELITIES, default="flow",
+                   help="loggp (events per message), flow (max-min fair link sharing) or packet (MTU packets)")
     p.add_argument("--network", default="", help="network parameters key=value,... (override the machine's)")
     p.add_argument("--set", action="append", metavar="K=V", help="one network parameter (repeatable)")
     p.add_argument("--size", default=None, help="collective message size (default 1MiB)")
     p.add_argument("--sizes", default=None, help="several sizes: 16B..1MiB, 8,1KiB,... (time-vs-size)")
     p.add_argument("--seed", type=int_arg("--seed", 0, UINT64_MAX), default=0, help="seed (packet: arbitration=random)")
-    p.add_argument("--json", action="store_true")
+    add_json_csv(p, "one row per algorithm and size")
     p.add_argument("--links", action="store_true", help="with --json: per-link and per-rank arrays too")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="one size: per-direction link utilisation (2D torus heat maps); several: time vs size")
-    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    p.add_argument("--plot", metavar="FILE", help="one size: per-direction link utilisation (2D torus heat maps); "
+                   "several: time vs size (.png, .svg or .pdf)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -63,21 +69,28 @@ def cmd_simulate(args) -> int:
     machine_topo = load_machine(args.machine).topology if args.machine else ""
     sizes = _core.parse_sizes(args.sizes) if args.sizes else [_core.parse_size(args.size or "1MiB")]
     net = _network(args)
-    progress = not args.no_progress and sys.stderr.isatty()
+    if args.plot:
+        check_plot_path(args.plot)
+    scheds = _schedules(args, machine_topo)
+    # one run on a terminal: the simulator's own progress line (events, simulated time); else ours
+    own = len(scheds) * len(sizes) == 1 and not args.no_progress and sys.stderr.isatty()
     rows = []
-    for s in _schedules(args, machine_topo):
-        for n in sizes:
-            rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
-                                 network=net, topology=args.topology or None, seed=args.seed, progress=progress,
-                                 max_memory=args.max_memory))
+    with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not own,
+                  command="simulate") as bar:
+        for s in scheds:
+            for n in sizes:
+                rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
+                                     network=net, topology=args.topology or None, seed=args.seed, progress=own,
+                                     max_memory=args.max_memory))
+                bar.step()
     if args.plot:
         from ..simplot import plot_links, plot_times
         if len(rows) == 1:
             plot_links(rows[0], args.plot)
         else:
             plot_times(rows, args.plot)
-    if args.json:
-        print(json.dumps({"results": [r.as_dict(links=args.links) for r in rows]}, indent=2))
+    if print_json_csv(args, {"results": [r.as_dict(links=args.links) for r in rows]},
+                      [r.as_dict(links=False) for r in rows]):
         return 0
     _print(rows, args)
     return 0
@@ -91,13 +104,14 @@ def _print(rows, args) -> None:
     r0 = rows[0]
     where = args.machine or args.model
     print(f"# {r0.collective}, P={r0.ranks} on {r0.topology}, {where}, fidelity {r0.fidelity}")
-    print(f"{'algorithm':28s} {'size':>8s} {'time':>10s} {'ideal':>10s} {'ratio':>7s} {'links mean/max':>15s} "
-          f"{'events':>10s} {'wall':>7s}")
+    table = []
     for r in rows:
         u = r.link_utilisation().get("all")
-        links = f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-"
-        print(f"{r.algorithm:28s} {_core.format_bytes(r.size_bytes):>8s} {_core.format_time(r.time_s):>10s} "
-              f"{_core.format_time(r.ideal_s):>10s} {r.ratio:7.3f} {links:>15s} {r.events:10d} {r.wall_s:6.2f}s")
+        table.append([r.algorithm, _core.format_bytes(r.size_bytes), _core.format_time(r.time_s),
+                      _core.format_time(r.ideal_s), f"{r.ratio:.3f}",
+                      f"{_pct(u['mean'])}/{_pct(u['max'])}" if u else "-", r.events, f"{r.wall_s:.2f}s"])
+    print(render(["algorithm", "size", "time", "ideal", "ratio", "links mean/max", "events", "wall"], table,
+                 left=(0,)))
     if len(rows) == 1 and r0.directions:
         util = r0.link_utilisation()
         print("# link utilisation by direction (mean/max): " +

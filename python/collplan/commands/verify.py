@@ -1,22 +1,24 @@
 """`collplan verify`: symbolic verification of one schedule, or of every registered algorithm (--all)."""
 from __future__ import annotations
 
-import json
-import sys
 import time
 
 from .. import _core, limits
 from ..api import OPS, algorithms, verify
-from ._common import MAX_RANKS, add_problem, int_arg, schedule_from_args
+from ..progress import Progress
+from ._common import MAX_RANKS, add_json_csv, add_problem, int_arg, print_json_csv, schedule_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="symbolically verify a schedule (or every algorithm with --all)")
+    p = sub.add_parser("verify", help="symbolically verify a schedule (or every algorithm with --all)",
+                       epilog="example:\n  collplan verify --collective allreduce --algorithm rabenseifner --ranks 12\n"
+                       "  collplan verify --all --max-ranks 32")
     add_problem(p, need_algorithm=False)
     p.add_argument("--op", choices=OPS, help="reduction operation (allreduce); default sum")
     p.add_argument("--all", action="store_true", help="verify every registered algorithm for every P <= --max-ranks")
-    p.add_argument("--max-ranks", type=int_arg("--max-ranks", 1, MAX_RANKS), default=64)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--max-ranks", type=int_arg("--max-ranks", 1, MAX_RANKS), default=64, help="with --all: the largest P tried")
+    add_json_csv(p, "the result (--all: one row per algorithm)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_verify)
 
 
@@ -28,9 +30,7 @@ def cmd_verify(args) -> int:
     r = verify(s, op, max_memory=args.max_memory)
     r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op,
              ops=s.total_ops)
-    if args.json:
-        print(json.dumps(r, indent=2))
-    else:
+    if not print_json_csv(args, r, [r]):
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
         if r["ok"] and s.collective == "allreduce":
             status += ", rank-consistent" if r["rank_consistent"] else f", not rank-consistent: {r['consistency']}"
@@ -42,24 +42,21 @@ def _verify_all(args) -> int:
     algs = algorithms(args.collective)
     names = [a["name"] for a in algs]
     rows, failures, t0 = [], [], time.monotonic()
-    for i, name in enumerate(names):
-        cases, declined = _core.sweep_cases(name, args.max_ranks)
-        passed = consistent = 0
-        for ranks, topo, op, params in cases:
-            r = _core.run_case(name, ranks, topo, op, params, max_memory=limits.max_memory(args.max_memory))
-            passed += r["ok"]
-            consistent += r["rank_consistent"]
-            if not r["ok"]:
-                failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params, **r})
-        rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
-                     "rank_consistent": consistent})
-        if not args.json and sys.stderr.isatty():
-            print(f"\r[{i + 1}/{len(names)}] {name:40s}", end="", file=sys.stderr, flush=True)
-    if not args.json and sys.stderr.isatty():
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"max_ranks": args.max_ranks, "algorithms": rows, "failures": failures}, indent=2))
-    else:
+    with Progress("algorithms", len(names), not args.no_progress, command="verify") as bar:
+        for i, name in enumerate(names):
+            cases, declined = _core.sweep_cases(name, args.max_ranks)
+            passed = consistent = 0
+            for ranks, topo, op, params in cases:
+                r = _core.run_case(name, ranks, topo, op, params, max_memory=limits.max_memory(args.max_memory))
+                passed += r["ok"]
+                consistent += r["rank_consistent"]
+                if not r["ok"]:
+                    failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params,
+                                     **r})
+            rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
+                         "rank_consistent": consistent})
+            bar.step(i + 1)
+    if not print_json_csv(args, {"max_ranks": args.max_ranks, "algorithms": rows, "failures": failures}, rows):
         # consistent: allreduce cases whose every rank computes the same expression (verify.hpp)
         print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s} {'consistent':>11s}")
         for r, a in zip(rows, algs):

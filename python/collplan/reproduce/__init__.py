@@ -6,7 +6,8 @@ One module per reproduction in this package, defining::
     SUMMARY = "one line"
     def run(quick: bool) -> Report: ...  # computes everything; never types in a result
 
-The framework prints the report, writes ``<out>/<NAME>.csv`` (the table), one PNG per figure and
+The framework prints the report, writes ``<out>/<NAME>.csv`` (the table), one PNG per figure (drawn by a
+function(path) that saves with collplan.plot.save_figure) and
 ``<out>/<NAME>.json`` (table, claims, notes), and exits 1 if a claim marked ``required`` does not hold.
 """
 from __future__ import annotations
@@ -67,20 +68,6 @@ def run(name: str, quick: bool = False) -> Report:
     return mods[name].run(quick)
 
 
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def format_table(columns: list[str], rows: list[list]) -> str:
-    cells = [[_cell(v) for v in r] for r in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)]
-    out = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
-    out += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
-    return "\n".join(out)
-
-
 def write_outputs(name: str, report: Report, out: Path) -> list[Path]:
     """Write CSV, JSON and figures; each file appears complete or not at all."""
     from ..output import atomic_write
@@ -98,20 +85,29 @@ def write_outputs(name: str, report: Report, out: Path) -> list[Path]:
     written.append(out / f"{name}.json")
     for fig, draw in report.figures.items():
         path = out / f"{fig}.png"
-        tmp = out / f".{fig}.tmp.png"
-        draw(tmp)
-        tmp.replace(path)
+        draw(path)  # through collplan.plot.save_figure: atomic, errors name the file itself
         written.append(path)
     return written
 
 
+def failed_required(report: Report) -> list[Claim]:
+    """The required claims that do not hold: any makes the reproduction fail (exit 1)."""
+    return [c for c in report.claims if c.required and not c.holds]
+
+
 def render(report: Report) -> str:
-    lines = [f"# {report.title}", format_table(report.columns, report.rows)]
+    """The table (fitted to the terminal), the claims -- each marked required or not -- and the notes."""
+    from ..tables import render as table, wrap
+    lines = [wrap(f"# {report.title}", ""), table(report.columns, report.rows)]
     if report.claims:
         lines.append("")
-        lines.append("Claims of the paper, checked:")
+        lines.append("Claims of the paper, checked (required: the reproduction fails, exit 1, if it does not hold):")
         for c in report.claims:
-            lines.append(f"  [{'holds' if c.holds else 'FAILS'}] {c.text}" + (f" -- {c.detail}" if c.detail else ""))
+            mark = ("holds" if c.holds else "FAILS") + (", required" if c.required else "")
+            lines.append(wrap(f"  [{mark}] {c.text}" + (f" -- {c.detail}" if c.detail else ""), ""))
     for n in report.notes:
-        lines.append(f"note: {n}")
+        lines.append(wrap(f"note: {n}", ""))
+    bad = failed_required(report)
+    if bad:
+        lines.append(wrap(f"FAILED: {len(bad)} required claim(s) do not hold: " + "; ".join(c.text for c in bad), ""))
     return "\n".join(lines)

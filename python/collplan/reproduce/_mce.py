@@ -70,10 +70,10 @@ def _curves(d: int, machine: str, names: list[str], sizes: list[int]) -> dict[st
 
 
 def _plot(d: int, sizes, curves, env, path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from ..plot import legend_outside, pyplot, save_figure
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.0, 4.6), dpi=110)
     bounds = [m for m, _ in env[1:]] + [MAX_BYTES]
@@ -93,10 +93,8 @@ def _plot(d: int, sizes, curves, env, path: Path) -> None:
     ax.set_xlim(0, MAX_BYTES)
     ax.set_ylim(0, 1.5 * curves["DE"][-1] * 1e3)  # like the paper's figures: SE leaves the plot
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    legend_outside(ax)
+    save_figure(fig, path)
 
 
 def _rel(a: float, b: float) -> float:

@@ -158,14 +158,9 @@ def _figures(report, sims, sweep, tori, size, mtu, header) -> None:
 
 
 def _plot_ratios(sims, sweep, tori, size, mtu, header, path: Path) -> None:
-    import io
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..output import atomic_write
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100, gridspec_kw={"width_ratios": [2, 1]})
+    from ..plot import legend_outside, pyplot, save_figure
+    plt = pyplot()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.6), dpi=100, gridspec_kw={"width_ratios": [2, 1]})
     width = 0.09
     for i, alg in enumerate(ALGORITHMS):
         for j, v in enumerate(VARIANTS):
@@ -178,7 +173,7 @@ def _plot_ratios(sims, sweep, tori, size, mtu, header, path: Path) -> None:
     ax.set_xticklabels([f"torus {t}" for t in tori])
     ax.set_ylabel("simulated time / ideal")
     ax.set_title(f"all-to-all, {_core.format_bytes(size)} per destination (dashed: 1.10)", fontsize=10)
-    ax.legend(fontsize=8, ncol=3)
+    legend_outside(ax, below=True)
     for i, t in enumerate(tori):
         k = int(t.split("x")[0])
         for voq in (False, True):
@@ -186,14 +181,11 @@ def _plot_ratios(sims, sweep, tori, size, mtu, header, path: Path) -> None:
             ax2.plot(fs, [sweep[(t, f, voq)].time_s / ideal_s(k, size, mtu, header, sweep[(t, f, voq)].link_s_per_byte)
                           for f in fs], "o-" if voq else "s--", color=f"C{i}",
                      label=f"{t}, pacing" + (" + VOQs" if voq else ""))
-    ax2.legend(fontsize=8)
+    legend_outside(ax2)
     ax2.axhline(1.0, color="k", lw=0.8)
     ax2.set_xlabel("pacing factor (message of h hops at B / (factor h))")
     ax2.set_ylabel("A2AT time / ideal")
     ax2.set_title("pacing sweep per torus", fontsize=10)
     ax2.grid(True, alpha=0.3)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write(str(path), buf.getvalue())
+    save_figure(fig, path)

@@ -208,18 +208,16 @@ def _recv_time(d: int, m: int) -> float:
 
 
 def _plot(t1: dict, path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plot import legend_outside, line_style, pyplot, save_figure
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(t1), figsize=(4.2 * len(t1), 3.6))
     for ax, (d, r) in zip(axes, t1.items()):
-        for a in ALGS:
-            ax.loglog(r["sizes"], [x * 1e3 for x in r["comm"][a]], marker="o", ms=3, label=a)
+        for i, a in enumerate(ALGS):
+            ax.loglog(r["sizes"], [x * 1e3 for x in r["comm"][a]], ms=3, label=a, **line_style(i))
         ax.set_title(f"test set 1, d = {d}")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("communication time (ms)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
+    legend_outside(axes[-1])
     fig.tight_layout()
-    fig.savefig(path, dpi=80, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
