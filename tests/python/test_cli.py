@@ -246,3 +246,14 @@ def test_estimate_declines_algorithms_that_cannot_compute_the_operation():
     assert "allreduce/recursive_doubling" in {r["algorithm"] for r in out["results"]}
     p = run(*base, "--algorithm", "nway_dissemination_plain")
     assert p.returncode == 2 and "idempotent" in p.stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """collplan ... | head: the reader has gone away; no error line, no traceback, exit 141 (SIGPIPE)."""
+    r, w = os.pipe()
+    os.close(r)  # no reader at all: the first write fails with EPIPE
+    p = subprocess.run([sys.executable, "-m", "collplan", "estimate", "--collective", "alltoall", "--algorithm", "all",
+                        "--machine", "ib-qdr", "--sizes", "1KiB..1MiB", "--csv"], stdout=w, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    os.close(w)
+    assert p.returncode == 141 and p.stderr == "", p.stderr
