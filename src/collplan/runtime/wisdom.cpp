@@ -8,19 +8,28 @@
 namespace collplan {
 namespace {
 
+struct Member;  // a key and a value; complete after Json (a pair<string, Json> inside Json does not build with clang)
+
 struct Json {
     enum Type { null, boolean, number, string, array, object } type = null;
     bool b = false;
     double num = 0;
     std::string str;
     std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members;
-    const Json* get(const std::string& k) const {
-        for (const auto& [key, v] : members)
-            if (key == k) return &v;
-        return nullptr;
-    }
+    std::vector<Member> members;
+    const Json* get(const std::string& k) const;
 };
+
+struct Member {
+    std::string key;
+    Json value;
+};
+
+const Json* Json::get(const std::string& k) const {
+    for (const auto& [key, v] : members)
+        if (key == k) return &v;
+    return nullptr;
+}
 
 class Reader {
 public:
