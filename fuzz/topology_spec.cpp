@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const int pairs[][2] = {{0, n - 1}, {n - 1, 0}, {static_cast<int>(h % n), static_cast<int>((h >> 24) % n)}};
         const int links = t.num_links();
         for (const auto& pr : pairs) {
+            if (t.distance(pr[0], pr[1]) > 4096) continue;  // a route is O(hops): line:4194304 has 4 million
             const std::vector<Link> r = t.route(pr[0], pr[1], static_cast<uint8_t>(h >> 56));
             FUZZ_CHECK(static_cast<int>(r.size()) == t.distance(pr[0], pr[1]), s1);
             if (!r.empty()) FUZZ_CHECK(r.front().from == pr[0] && r.back().to == pr[1], s1);

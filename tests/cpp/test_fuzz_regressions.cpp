@@ -7,6 +7,7 @@
 
 #include "collplan/common/error.hpp"
 #include "collplan/common/units.hpp"
+#include "collplan/runtime/wisdom.hpp"
 #include "collplan/sim/common/params.hpp"
 
 namespace collplan {
@@ -46,6 +47,22 @@ TEST(FuzzRegressions, NetParamsSpecOfSubnormalPerByteTimeParses) {
     EXPECT_EQ(back.spec(), spec);
     EXPECT_EQ(back.G_s_per_byte, p.G_s_per_byte) << spec;
     EXPECT_NE(spec.find("O=0.0243902439024GB/s"), std::string::npos) << spec;  // ordinary values stay bandwidths
+}
+
+// wisdom: a parameter given as a number beyond 2^63 ("k": 833333333333333333333, or inf, which the reader takes from strtod) was converted
+// to long long -- undefined behaviour (UBSan aborts; x86 made it -9223372036854775808). Now a one-line error.
+TEST(FuzzRegressions, WisdomParameterNumberOutOfRange) {
+    const std::string head = R"({"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", )"
+                             R"("algorithm": "allreduce/recexch", "params": {"k": )";
+    for (const char* big : {"833333333333333333333", "-1e300", "inf"}) {
+        try {
+            (void)parse_wisdom(head + big + "}}]}");
+            ADD_FAILURE() << big << " accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("parameter k must be a string or an integer"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(parse_wisdom(head + "-9000000000000000000}}]}").entries.at(0).params.at("k"), "-9000000000000000000");
 }
 
 }  // namespace

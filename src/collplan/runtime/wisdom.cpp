@@ -147,8 +147,10 @@ uint64_t as_bytes(const Json& v, const std::string& what) {
 
 std::string scalar_text(const Json& v, const std::string& what) {
     if (v.type == Json::string) return v.str;
-    if (v.type == Json::number && v.num == std::floor(v.num)) return std::to_string(static_cast<long long>(v.num));
-    throw Error("wisdom: " + what + " must be a string or an integer");
+    // |num| < 2^63: converting a larger double (or inf) to long long is undefined behaviour.
+    if (v.type == Json::number && v.num == std::floor(v.num) && std::fabs(v.num) < 9.2e18)
+        return std::to_string(static_cast<long long>(v.num));
+    throw Error("wisdom: " + what + " must be a string or an integer of at most 18 digits");
 }
 
 WisdomEntry entry(const Json& e, size_t i) {
