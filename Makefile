@@ -115,7 +115,7 @@ $(FUZZ_BUILD)/.clang:
 	@touch $@
 
 fuzz-build: $(VENV)/.deps $(FUZZ_BUILD)/.clang
-	$(VENV)/bin/cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=Debug \
+	$(VENV)/bin/cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=Fuzz \
 		-DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_FUZZ=ON >/dev/null
 	$(VENV)/bin/cmake --build $(FUZZ_BUILD) --target collplan_fuzz
 
@@ -126,7 +126,8 @@ fuzz_run = mkdir -p $(3)/$(1) && { ASAN_OPTIONS=detect_leaks=1 ASAN_SYMBOLIZER_P
 	-max_len=$(or $(FUZZ_MAX_LEN_$(1)),128) -dict=fuzz/dict/$(1).dict -artifact_prefix=$(FUZZ_BUILD)/$(1)- \
 	$(3)/$(1) fuzz/corpus/$(1) > $(3)/$(1).log 2>&1 || \
 	{ tail -n 40 $(3)/$(1).log; echo "fuzz target $(1) failed; reproduce: $(FUZZ_BUILD)/fuzz_$(1) $(FUZZ_BUILD)/$(1)-*-*"; exit 1; }; } && \
-	echo "fuzz $(1): $$(grep -Eo 'stat::(number_of_executed_units|new_units_added): [0-9]+' $(3)/$(1).log | sed 's/stat:://' | tr '\n' ' ')no crash";
+	echo "fuzz $(1): $$(grep -Eo 'stat::(number_of_executed_units|average_exec_per_sec|new_units_added): *[0-9]+' $(3)/$(1).log | \
+	  sed -E 's/stat::([a-z_]+): */\1=/' | tr '\n' ' ')no crash";
 
 test-fuzz: fuzz-build
 	@rm -rf $(FUZZ_BUILD)/smoke

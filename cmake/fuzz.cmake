@@ -11,7 +11,7 @@ if(COLLPLAN_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "COLLPLAN_FUZZ needs clang (libFuzzer); configure with -DCMAKE_CXX_COMPILER=clang++")
   endif()
-  set(COLLPLAN_FUZZ_FLAGS -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
+  set(COLLPLAN_FUZZ_FLAGS -O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all)
 
   file(GLOB_RECURSE COLLPLAN_FUZZ_CORE_SOURCES CONFIGURE_DEPENDS
        src/collplan/common/*.cpp src/collplan/schedule/*.cpp src/collplan/topology/*.cpp src/collplan/model/*.cpp
