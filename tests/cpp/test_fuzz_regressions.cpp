@@ -36,6 +36,14 @@ TEST(FuzzRegressions, UnitsFormatOfSubnormalTime) {
     EXPECT_EQ(format_bytes(t), "0.000000000000000B");
 }
 
+// units: a subnormal bandwidth (".21e-308B/s" = 2.1e-309 B/s) passed the "> 0 and finite" check, and its inverse,
+// the time per byte returned, was infinite.
+TEST(FuzzRegressions, UnitsSubnormalBandwidthRefused) {
+    EXPECT_THROW(parse_per_byte_s(".21e-308B/s"), Error);
+    EXPECT_THROW(parse_per_byte_s("3e-308bit/s"), Error);  // 3.75e-309 B/s
+    EXPECT_DOUBLE_EQ(parse_per_byte_s("1e-300B/s"), 1e300);
+}
+
 // net_params: a subnormal time per byte (G=0.3e-300ns/B = 3e-310 s/B) was written by spec() as the bandwidth
 // "3.33333333333e+300GB/s", which reads back as an infinite bandwidth and was refused: spec() did not parse.
 TEST(FuzzRegressions, NetParamsSpecOfSubnormalPerByteTimeParses) {

@@ -202,7 +202,9 @@ double parse_per_byte_s(const std::string& text) {
         if (!split_number(s.substr(0, s.size() - 2), true, value, unit)) fail("bandwidth", text, kPerByteAllowed);
         const UnitScale* u = find_unit(unit, kBandwidthUnits, std::size(kBandwidthUnits));
         double bytes_per_s = u == nullptr ? 0 : value * u->scale;
-        if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s)) fail("bandwidth", text, kPerByteAllowed);
+        // A subnormal bandwidth (".21e-308B/s") is > 0, but its inverse is infinite.
+        if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s) || !std::isfinite(1.0 / bytes_per_s))
+            fail("bandwidth", text, kPerByteAllowed);
         return 1.0 / bytes_per_s;
     }
     fail("per-byte time", text, kPerByteAllowed);
