@@ -98,7 +98,7 @@ FUZZ_SYMBOLIZER    := $(firstword $(wildcard /usr/lib/llvm-*/bin/llvm-symbolizer
 
 # clang++ that links -fsanitize=fuzzer; installed from Debian's packages when missing (as root; apt-get update
 # only when the install fails on a stale index). The stamp makes it a one-time check.
-$(FUZZ_BUILD)/.clang:
+$(FUZZ_BUILD)/.clang-$(FUZZ_CXX):
 	@mkdir -p $(FUZZ_BUILD)
 	@probe() { printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' | \
 	    $(FUZZ_CXX) -x c++ -fsanitize=fuzzer,address,undefined -o $(FUZZ_BUILD)/.probe - >/dev/null 2>&1; }; \
@@ -114,7 +114,7 @@ $(FUZZ_BUILD)/.clang:
 	@rm -f $(FUZZ_BUILD)/.probe
 	@touch $@
 
-fuzz-build: $(VENV)/.deps $(FUZZ_BUILD)/.clang
+fuzz-build: $(VENV)/.deps $(FUZZ_BUILD)/.clang-$(FUZZ_CXX)
 	$(VENV)/bin/cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=Fuzz \
 		-DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_FUZZ=ON >/dev/null
 	$(VENV)/bin/cmake --build $(FUZZ_BUILD) --target collplan_fuzz
