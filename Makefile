@@ -22,7 +22,7 @@ space     := $(subst x, ,x)
 MPI_HOMES := $(subst $(space),;,$(strip $(foreach a,$(MPI_ABIS),$(a)=$(abspath $(MPI_DIR)/$(a)))))
 MPI_STAMPS := $(foreach a,$(MPI_ABIS),$(MPI_DIR)/$(a)/.installed)
 
-.PHONY: demo test test-cpp test-python test-sanitize install bench bench-mpi clean mpi
+.PHONY: demo test test-cpp test-python test-sanitize test-fuzz fuzz fuzz-build install bench bench-mpi clean mpi
 
 # --- environment ---------------------------------------------------------------------------------------------
 $(VENV)/.deps: pyproject.toml Makefile
@@ -50,7 +50,7 @@ demo: install  # two estimate tables and their plots (allgather, alltoall on ib-
 	$(VENV)/bin/collplan verify --all --max-ranks 32
 	@echo "make demo: wrote $(DEMO_OUT)/allgather.png and $(DEMO_OUT)/alltoall.png"
 
-test: test-cpp test-python
+test: test-cpp test-python test-fuzz
 
 # ctest also runs the MPI tests (tests/mpi) under each MPI's mpirun, every one with a timeout.
 test-cpp: $(VENV)/.deps $(MPI_STAMPS)
@@ -80,6 +80,63 @@ test-sanitize: $(VENV)/.deps
 	$(VENV)/bin/cmake -S . -B build/sanitize -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCOLLPLAN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	$(VENV)/bin/cmake --build build/sanitize
 	cd build/sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# --- fuzzing (fuzz/README.md) ---------------------------------------------------------------------------------
+# One libFuzzer target per reader, built with clang in build/fuzz (-fsanitize=fuzzer,address,undefined).
+# test-fuzz: replays the committed seeds (fuzz/corpus/<target>, which include every crash found so far) and fuzzes
+# each target for FUZZ_SMOKE_SECONDS; fuzz: FUZZ_SECONDS per target, keeping what it finds in build/fuzz/corpus.
+# A crash leaves build/fuzz/<target>-crash-<sha1>; reproduce it with build/fuzz/fuzz_<target> <file>.
+FUZZ_CXX           ?= clang++-16
+FUZZ_CLANG_PKGS    ?= clang-16 libclang-rt-16-dev
+FUZZ_SECONDS       ?= 300
+FUZZ_SMOKE_SECONDS ?= 4
+FUZZ_TARGETS       := $(basename $(notdir $(wildcard fuzz/*.cpp)))
+FUZZ_BUILD         := build/fuzz
+FUZZ_MAX_LEN_schedule_text := 8192
+FUZZ_MAX_LEN_wisdom        := 4096
+FUZZ_MAX_LEN_algorithm_spec := 256
+FUZZ_SYMBOLIZER    := $(firstword $(wildcard /usr/lib/llvm-*/bin/llvm-symbolizer) $(shell command -v llvm-symbolizer))
+
+# clang++ that links -fsanitize=fuzzer; installed from Debian's packages when missing (as root; apt-get update
+# only when the install fails on a stale index). The stamp makes it a one-time check.
+$(FUZZ_BUILD)/.clang-$(FUZZ_CXX):
+	@mkdir -p $(FUZZ_BUILD)
+	@probe() { printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' | \
+	    $(FUZZ_CXX) -x c++ -fsanitize=fuzzer,address,undefined -o $(FUZZ_BUILD)/.probe - >/dev/null 2>&1; }; \
+	if ! probe; then \
+	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "collplan: error: fuzzing needs $(FUZZ_CXX) with libFuzzer; install it (Debian 12: apt-get install $(FUZZ_CLANG_PKGS)) or set FUZZ_CXX" >&2; exit 1; fi; \
+	  echo "installing $(FUZZ_CLANG_PKGS) (clang with libFuzzer, for the fuzz targets)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends $(FUZZ_CLANG_PKGS) >/dev/null || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $(FUZZ_CLANG_PKGS) >/dev/null; } || exit 1; \
+	  probe || { echo "collplan: error: $(FUZZ_CXX) still cannot link -fsanitize=fuzzer after installing $(FUZZ_CLANG_PKGS)" >&2; exit 1; }; \
+	fi
+	@rm -f $(FUZZ_BUILD)/.probe
+	@touch $@
+
+fuzz-build: $(VENV)/.deps $(FUZZ_BUILD)/.clang-$(FUZZ_CXX)
+	$(VENV)/bin/cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=Fuzz \
+		-DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_FUZZ=ON >/dev/null
+	$(VENV)/bin/cmake --build $(FUZZ_BUILD) --target collplan_fuzz
+
+# $(call fuzz_run,target,seconds,corpus dir): one libFuzzer process, one job (the machine is shared); new inputs go
+# to <corpus dir>/<target>, the committed seeds are read from fuzz/corpus/<target>; the log to <corpus dir>/<target>.log.
+fuzz_run = mkdir -p $(3)/$(1) && { ASAN_OPTIONS=detect_leaks=1 ASAN_SYMBOLIZER_PATH=$(FUZZ_SYMBOLIZER) \
+	$(FUZZ_BUILD)/fuzz_$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	-max_len=$(or $(FUZZ_MAX_LEN_$(1)),128) -dict=fuzz/dict/$(1).dict -artifact_prefix=$(FUZZ_BUILD)/$(1)- \
+	$(3)/$(1) fuzz/corpus/$(1) > $(3)/$(1).log 2>&1 || \
+	{ tail -n 40 $(3)/$(1).log; echo "fuzz target $(1) failed; reproduce: $(FUZZ_BUILD)/fuzz_$(1) $(FUZZ_BUILD)/$(1)-*-*"; exit 1; }; } && \
+	echo "fuzz $(1): $$(grep -Eo 'stat::(number_of_executed_units|average_exec_per_sec|new_units_added): *[0-9]+' $(3)/$(1).log | \
+	  sed -E 's/stat::([a-z_]+): */\1=/' | tr '\n' ' ')no crash";
+
+test-fuzz: fuzz-build
+	@rm -rf $(FUZZ_BUILD)/smoke
+	@$(foreach t,$(FUZZ_TARGETS),$(call fuzz_run,$(t),$(FUZZ_SMOKE_SECONDS),$(FUZZ_BUILD)/smoke))
+
+fuzz: fuzz-build
+	@echo "fuzzing $(words $(FUZZ_TARGETS)) targets for $(FUZZ_SECONDS) s each"
+	@$(foreach t,$(FUZZ_TARGETS),$(call fuzz_run,$(t),$(FUZZ_SECONDS),$(FUZZ_BUILD)/corpus))
 
 # Benchmarks (not tests): see bench/README.md for the recorded results.
 bench: $(VENV)/.deps

@@ -149,10 +149,12 @@ void append_item(std::vector<uint64_t>& out, std::string_view item, std::string_
     }
 }
 
+// Sized to fit: %f of a large double has up to 309 digits (a fixed buffer once cut off the digits and the unit).
 std::string fixed_string(double v, int decimals, const char* unit) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f%s", decimals, v, unit);
-    return buf;
+    const int n = std::snprintf(nullptr, 0, "%.*f%s", decimals, v, unit);
+    std::string out(static_cast<size_t>(n), '\0');
+    std::snprintf(out.data(), out.size() + 1, "%.*f%s", decimals, v, unit);
+    return out;
 }
 
 // Digits after the point so that |v| (in the chosen unit) shows 3 significant digits.
@@ -167,6 +169,7 @@ int decimals_for(double v) {
 
 double round_significant(double mag, int digits) {
     double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(mag))));
+    if (!std::isfinite(scale)) return mag;  // a subnormal mag: 10^(digits+~310) overflows (inf/inf was NaN)
     return std::round(mag * scale) / scale;
 }
 
@@ -199,7 +202,9 @@ double parse_per_byte_s(const std::string& text) {
         if (!split_number(s.substr(0, s.size() - 2), true, value, unit)) fail("bandwidth", text, kPerByteAllowed);
         const UnitScale* u = find_unit(unit, kBandwidthUnits, std::size(kBandwidthUnits));
         double bytes_per_s = u == nullptr ? 0 : value * u->scale;
-        if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s)) fail("bandwidth", text, kPerByteAllowed);
+        // A subnormal bandwidth (".21e-308B/s") is > 0, but its inverse is infinite.
+        if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s) || !std::isfinite(1.0 / bytes_per_s))
+            fail("bandwidth", text, kPerByteAllowed);
         return 1.0 / bytes_per_s;
     }
     fail("per-byte time", text, kPerByteAllowed);

@@ -8,19 +8,28 @@
 namespace collplan {
 namespace {
 
+struct Member;  // a key and a value; complete after Json (a pair<string, Json> inside Json does not build with clang)
+
 struct Json {
     enum Type { null, boolean, number, string, array, object } type = null;
     bool b = false;
     double num = 0;
     std::string str;
     std::vector<Json> items;
-    std::vector<std::pair<std::string, Json>> members;
-    const Json* get(const std::string& k) const {
-        for (const auto& [key, v] : members)
-            if (key == k) return &v;
-        return nullptr;
-    }
+    std::vector<Member> members;
+    const Json* get(const std::string& k) const;
 };
+
+struct Member {
+    std::string key;
+    Json value;
+};
+
+const Json* Json::get(const std::string& k) const {
+    for (const auto& [key, v] : members)
+        if (key == k) return &v;
+    return nullptr;
+}
 
 class Reader {
 public:
@@ -138,8 +147,10 @@ uint64_t as_bytes(const Json& v, const std::string& what) {
 
 std::string scalar_text(const Json& v, const std::string& what) {
     if (v.type == Json::string) return v.str;
-    if (v.type == Json::number && v.num == std::floor(v.num)) return std::to_string(static_cast<long long>(v.num));
-    throw Error("wisdom: " + what + " must be a string or an integer");
+    // |num| < 2^63: converting a larger double (or inf) to long long is undefined behaviour.
+    if (v.type == Json::number && v.num == std::floor(v.num) && std::fabs(v.num) < 9.2e18)
+        return std::to_string(static_cast<long long>(v.num));
+    throw Error("wisdom: " + what + " must be a string or an integer of at most 18 digits");
 }
 
 WisdomEntry entry(const Json& e, size_t i) {

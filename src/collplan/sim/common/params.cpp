@@ -88,7 +88,13 @@ std::string value_text(const Key& k, const NetParams& p) {
     NetParams& q = const_cast<NetParams&>(p);  // real_field returns a reference; it is only read here
     switch (k.unit) {
         case Unit::time: return seconds_text(k.real_field(q));
-        case Unit::per_byte: return number(1e-9 / k.real_field(q)) + "GB/s";
+        case Unit::per_byte: {
+            // As a bandwidth, unless that would overflow or underflow when read back (a subnormal time per byte
+            // once became "3.3e+300GB/s", which parses as an infinite bandwidth and was refused): then as a time.
+            const double gb_per_s = 1e-9 / k.real_field(q);
+            if (gb_per_s > 1e-290 && gb_per_s < 1e290) return number(gb_per_s) + "GB/s";
+            return seconds_text(k.real_field(q)) + "/B";
+        }
         case Unit::real: return number(k.real_field(q));
         case Unit::size: return std::to_string(k.get_int(p)) + "B";
         case Unit::choice: return k.names[static_cast<size_t>(k.get_int(p))];
