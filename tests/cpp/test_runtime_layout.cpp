@@ -188,6 +188,25 @@ TEST(Wisdom, ErrorsNameTheProblem) {
     }
 }
 
+TEST(Wisdom, RanksBeyondAnIntAreRefusedNotWrapped) {
+    // 4294967295 became -1 ("any size") and 4294967296 became 0 before (found by fuzz/wisdom.cpp)
+    for (const char* ranks : {"4294967295", "4294967296", "2147483648", "0"}) {
+        const std::string text = std::string(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "barrier",)") +
+                                 R"( "algorithm": "dissemination", "ranks": )" + ranks + "}]}";
+        try {
+            parse_wisdom(text);
+            FAIL() << ranks;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("ranks ") + ranks + " is invalid"), std::string::npos)
+                << e.what();
+        }
+    }
+    const Wisdom w = parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "barrier",)"
+                                  R"( "algorithm": "dissemination", "ranks": 2147483647}]})");
+    EXPECT_NE(w.lookup(Collective::barrier, 2147483647, 0), nullptr);
+    EXPECT_EQ(w.lookup(Collective::barrier, 8, 0), nullptr);
+}
+
 TEST(Wisdom, AlgorithmSpecs) {
     auto [n1, p1] = parse_algorithm_spec("ring");
     EXPECT_EQ(n1, "ring");

@@ -1,6 +1,7 @@
 // Wisdom files. See wisdom.hpp; the JSON reader is a small recursive-descent parser (no dependency).
 #include "collplan/runtime/wisdom.hpp"
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -163,7 +164,13 @@ WisdomEntry entry(const Json& e, size_t i) {
     if (!a || a->type != Json::string) throw Error("wisdom: " + where + " has no \"algorithm\" string");
     w.collective = parse_collective(c->str);
     w.algorithm = a->str;
-    if (const Json* r = e.get("ranks")) w.ranks = static_cast<int>(as_bytes(*r, where + " ranks"));
+    if (const Json* r = e.get("ranks")) {
+        const uint64_t ranks = as_bytes(*r, where + " ranks");  // a communicator size is an int
+        if (ranks < 1 || ranks > static_cast<uint64_t>(INT_MAX))
+            throw Error("wisdom: " + where + " ranks " + std::to_string(ranks) + " is invalid (allowed: 1.." +
+                        std::to_string(INT_MAX) + ", or no \"ranks\" for any size)");
+        w.ranks = static_cast<int>(ranks);
+    }
     for (auto [key, field] : {std::pair{"op", &w.op}, std::pair{"topology", &w.topology}})
         if (const Json* v = e.get(key)) {
             if (v->type != Json::string) throw Error("wisdom: " + where + " " + key + " must be a string");
