@@ -17,7 +17,7 @@ struct AddBinder {
     explicit AddBinder(Binder b) { binders().push_back(b); }
 };
 
-// The job of one call from Python: memory limit `max_memory` bytes (0: the default, half the physical memory),
+// The job of one call from Python: memory limit `max_memory` bytes (0: the default, a quarter of the RAM),
 // cancelled by Ctrl-C -- its check takes the GIL, runs Python's signal handlers and, when one raises
 // (KeyboardInterrupt), throws that exception through the C++ computation back to the caller.
 Job python_job(uint64_t max_memory);

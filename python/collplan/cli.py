@@ -80,6 +80,18 @@ def _error(message: str) -> None:
     wait_for_failing_ranks()
 
 
+INTERRUPT_GRACE_S = 0.5  # Ctrl-C: time for KeyboardInterrupt to arrive before the process ends anyway
+
+
+def program() -> int:
+    """The `collplan` program (console script, python -m collplan): main() plus Ctrl-C that ends even C++ work
+    that does not poll for it (python/bindings/interrupt.cpp). main() alone takes no signals: it is also called
+    inside other programs (tests, notebooks)."""
+    from . import _core
+    _core.install_interrupt_backstop(INTERRUPT_GRACE_S)
+    return main()
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -99,9 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         _error("out of memory (try a smaller problem or raise --max-memory)")
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the C++ loops poll for it (src/collplan/common/job.hpp)
+        from . import _core
+        _core.interrupt_handled()
         print("collplan: interrupted", file=sys.stderr)
         return 130
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(program())
