@@ -27,6 +27,9 @@ def resolve_name(algorithm: str, collective: str | None = None) -> str:
     return f"{collective}/{algorithm}"
 
 
+MAX_RANKS = 1 << 22  # the core's kMaxNodes (src/collplan/topology/topology.hpp): P of any topology
+
+
 def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, str]:
     if topology:
         t = _core.Topology.parse(topology)
@@ -35,15 +38,15 @@ def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, s
         return t.nodes, t.spec
     if ranks is None:
         raise CollplanError("give the number of ranks or a topology")
-    if ranks < 1:
-        raise CollplanError(f"number of ranks {ranks} is invalid (allowed: >= 1)")
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 1 <= ranks <= MAX_RANKS:
+        raise CollplanError(f"number of ranks {ranks!r} is invalid (allowed: an integer 1..{MAX_RANKS})")
     return ranks, f"full:{ranks}"
 
 
 def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
              matrix=None, collective: str | None = None, max_memory=None) -> _core.Schedule:
     """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). A schedule
-    that would need more than max_memory bytes (default: half the RAM; "4GiB" accepted) is refused before it is
+    that would need more than max_memory bytes (default: a quarter of the RAM; "4GiB" accepted) is refused before it is
     generated (CollplanError naming the need and the limit)."""
     p, topo = _ranks_and_topology(ranks, topology)
     flat = [] if matrix is None else [int(x) for row in matrix for x in row]

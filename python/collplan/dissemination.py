@@ -36,7 +36,7 @@ _FALLBACK_BYTES_PER_RANK = 12
 def costs(ranks: int, size="8B", machine: str | None = None, model: str | None = None, n_max: int = MAX_N,
           takeout: str = "keep", max_memory=None) -> list[dict]:
     """Rounds, messages per round, bytes, reductions, copies and time for n = 1..n_max (default model: LogGP).
-    Refused before it allocates when the plan's tables would exceed max_memory (default half the RAM)."""
+    Refused before it allocates when the plan's tables would exceed max_memory (default a quarter of the RAM)."""
     from .limits import require
     require(float(ranks) * _FALLBACK_BYTES_PER_RANK, f"the dissemination plan at P={ranks}", max_memory)
     return _core.nway_costs(ranks, _spec(machine, model), float(parse_size_any(size)), n_max, takeout)

@@ -122,12 +122,14 @@ def simulate(sched: _core.Schedule, machine: str | None = None, model: str | Non
     """Simulate a schedule on a machine (a bundled name or TOML file) or a model spec plus network parameters.
 
     size: the collective's message size (int bytes or "64KiB"); network: "key=value,..." overriding the machine's
-    [network] table; fidelity: loggp, flow or packet; max_memory: the limit (default half the RAM)."""
+    [network] table; fidelity: loggp, flow or packet; max_memory: the limit (default a quarter of the RAM)."""
     if fidelity not in FIDELITIES:
         raise CollplanError(f"unknown fidelity '{fidelity}' (allowed: {', '.join(FIDELITIES)})")
     spec, net, topo = _resolve(machine, model, network, topology, sched)
     n = parse_size_any(size)
     from .limits import max_memory as limit_of
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise CollplanError(f"seed {seed!r} is invalid (allowed: an integer 0..{(1 << 64) - 1})")
     r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins),
                        limit_of(max_memory))
     lb = _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n))

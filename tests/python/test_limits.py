@@ -117,3 +117,14 @@ def test_sigint_ends_a_long_run(args, tmp_path):
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "collplan: interrupted" and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_the_api_refuses_out_of_range_integers_with_collplan_error():
+    from collplan import sim
+    for ranks in (2**70, 0, 1 << 23, True, 4.0):
+        with pytest.raises(collplan.CollplanError, match="number of ranks"):
+            collplan.schedule("allgather/ring", ranks=ranks)
+    s = collplan.schedule("allgather/ring", ranks=4)
+    for seed in (-1, 1 << 64):
+        with pytest.raises(collplan.CollplanError, match="seed"):
+            sim.simulate(s, model="hockney:alpha=1us,beta=1ns/B", fidelity="loggp", seed=seed)

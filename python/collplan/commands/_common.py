@@ -9,10 +9,9 @@ import sys
 
 from .. import _core, limits
 from .._core import CollplanError
-from ..api import schedule
+from ..api import MAX_RANKS, schedule
 
 COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
-MAX_RANKS = 1 << 22       # the core's kMaxNodes (src/collplan/topology/topology.hpp): P of any topology
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 
@@ -105,7 +104,7 @@ def schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
 def add_max_memory(p) -> None:
     """--max-memory SIZE: every command that builds schedules or reads inputs has it (once)."""
     p.add_argument("--max-memory", type=limits.parse_max_memory, metavar="SIZE",
-                   help="refuse jobs that would need more memory than SIZE, e.g. 4GiB (default: half the RAM, "
+                   help="refuse jobs that would need more memory than SIZE, e.g. 4GiB (default: a quarter of the RAM, "
                         f"{limits.approx_bytes(limits.max_memory())} here)")
 
 
