@@ -16,6 +16,19 @@ Job small_job(uint64_t bytes) {
     return j;
 }
 
+TEST(Limits, ParametersBeyond64BitsNameTheAllowedRange) {
+    // "k=<huge>" said only "is not an integer"; now every bad value names the range, like an out-of-range one
+    const Topology t = Topology::parse("full:8");
+    for (const char* k : {"99999999999999999999999", "x", "2.5"}) {
+        try {
+            (void)make_schedule("allreduce/recexch", 8, t, {{"k", k}});
+            ADD_FAILURE() << k << " accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("(allowed: an integer 2.."), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(Limits, WisdomReaderStopsAtItsBound) {
     try {
         load_wisdom("/dev/zero", 1 << 20);

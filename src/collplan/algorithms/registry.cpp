@@ -92,11 +92,19 @@ Params validate_params(const Algorithm& a, const std::map<std::string, std::stri
         }
         if (v != "auto" || spec->default_value != "auto") {
             if (spec->kind != ParamKind::text) {
-                std::vector<long long> xs = spec->kind == ParamKind::integer ? std::vector<long long>{parse_integer(k, v)} : parse_list(k, v);
+                const bool one = spec->kind == ParamKind::integer;
+                const std::string range = std::to_string(spec->min) + ".." + std::to_string(spec->max);
+                std::vector<long long> xs;
+                try {
+                    xs = one ? std::vector<long long>{parse_integer(k, v)} : parse_list(k, v);
+                } catch (const Error&) {  // not a number, or beyond 64 bits: say what is allowed
+                    throw Error("parameter " + k + "=" + v + " is invalid for " + a.name + " (allowed: " +
+                                (one ? "an integer " + range : "integers " + range + " separated by , or +") + ")");
+                }
                 for (long long x : xs)
                     if (x < spec->min || x > spec->max)
                         throw Error("parameter " + k + "=" + v + " out of range for " + a.name + " (allowed: " +
-                                    std::to_string(spec->min) + ".." + std::to_string(spec->max) + ")");
+                                    range + ")");
             }
         }
         out[k] = v;
