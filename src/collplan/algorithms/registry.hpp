@@ -7,7 +7,8 @@
 //       .applies = [](const Problem& p) -> std::string { return ""; },  // "" = applies, else the reason not
 //       .generate = [](const Problem& p) { ... return schedule; }}};
 //
-// The CLI, the planner, the docs and the tests enumerate it; nothing else lists algorithms.
+// The CLI, the planner, the docs and the tests enumerate it; nothing else lists algorithms (collplan.mpi names
+// one default per collective, DEFAULT_ALGORITHMS in python/collplan/mpi.py).
 #pragma once
 #include <functional>
 #include <map>
@@ -42,7 +43,7 @@ public:
     std::vector<long long> integer_list(const std::string& name) const;
     const std::string& text(const std::string& name) const;
     bool is_auto(const std::string& name) const { return text(name) == "auto"; }
-    std::string canonical() const;  // "k=v,k=v" sorted by name
+    std::string canonical() const;  // "k=v;k=v" sorted by name
     const std::map<std::string, std::string>& values() const { return values_; }
 
 private:

@@ -24,7 +24,6 @@ const char* to_string(Collective c) { return kCollectives[static_cast<int>(c)]; 
 const char* to_string(OpKind k) { return kOpKinds[static_cast<int>(k)]; }
 const char* to_string(Buf b) { return kBufs[static_cast<int>(b)]; }
 Collective parse_collective(const std::string& n) { return static_cast<Collective>(find_name(kCollectives, n, "collective")); }
-OpKind parse_op_kind(const std::string& n) { return static_cast<OpKind>(find_name(kOpKinds, n, "op kind")); }
 Buf parse_buf(const std::string& n) { return static_cast<Buf>(find_name(kBufs, n, "buffer")); }
 
 Segment::Segment(Buf b, uint32_t first, uint32_t n) : first_and_buf(0), count(n) {

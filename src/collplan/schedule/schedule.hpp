@@ -53,7 +53,6 @@ const char* to_string(Collective c);
 const char* to_string(OpKind k);
 const char* to_string(Buf b);
 Collective parse_collective(const std::string& name);  // throws Error naming the allowed ones
-OpKind parse_op_kind(const std::string& name);
 Buf parse_buf(const std::string& name);
 
 // A run of `count` consecutive blocks of one buffer, packed in 8 bytes (first < 2^30).
@@ -122,7 +121,7 @@ public:
 
     // What the schedule is and what it needs.
     std::string algorithm;            // registry name, e.g. "allgather/ring"
-    std::string params;               // canonical "k=v,k=v" of the parameters it was generated with
+    std::string params;               // canonical "k=v;k=v" of the parameters it was generated with
     std::string topology;             // topology spec it was generated for ("" = any)
     bool needs_commutative = false;   // allreduce: correct only for commutative operations
     bool needs_inverse = false;       // allreduce: uses reduce with opflag::inverse

@@ -51,7 +51,8 @@ struct Node {
 
 class Plan {
 public:
-    // `comm` is the communicator the messages use (the caller's private duplicate); `rank` this rank in it.
+    // `comm` is the communicator the messages use (the caller's private duplicate); the plan runs the part of the
+    // rank this process has in it (MPI_Comm_rank), rank() below.
     Plan(MPI_Comm comm, std::shared_ptr<const Schedule> s, const CallShape& shape, Noncontig mode);
     ~Plan();
     Plan(const Plan&) = delete;
