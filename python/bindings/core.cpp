@@ -118,6 +118,7 @@ void bind_core(nb::module_& m) {
     m.def("parse_sizes", &parse_size_list, "text"_a);
     m.def("parse_time", &parse_time_s, "text"_a);
     m.def("format_bytes", &format_bytes, "bytes"_a);
+    m.def("approx_bytes", &approx_bytes, "bytes"_a);
     m.def("format_time", &format_time, "seconds"_a);
     m.def("algorithms", &algorithms_list);
     m.def("reduction_ops", &reduction_ops_list);

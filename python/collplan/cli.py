@@ -71,12 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _error(message: str) -> None:
     """The one-line error, once per run: under mpirun every rank fails alike, so only rank 0 says it."""
-    rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0"))
+    from .mpi import launched_rank, wait_for_failing_ranks
     # one line whatever the user's input was: a newline or other control character it echoes is escaped
     message = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
-    if rank == "0":
+    if launched_rank() == 0:
         print(f"collplan: error: {message}", file=sys.stderr, flush=True)
-    from .mpi import wait_for_failing_ranks
     wait_for_failing_ranks()
 
 

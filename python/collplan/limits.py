@@ -43,15 +43,6 @@ def require(nbytes: float, what: str, limit=None) -> None:
     _core.require_memory(float(nbytes), what, max_memory(limit))
 
 
-def approx_bytes(n: float) -> str:
-    """3 significant digits in the largest binary unit: 3159562752 -> "2.94GiB" (as the core's messages)."""
-    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-    u = 0
-    while n >= 1024 and u < len(units) - 1:
-        n, u = n / 1024, u + 1
-    return f"{n:.0f}{units[u]}" if n >= 100 or u == 0 else f"{n:.1f}{units[u]}" if n >= 10 else f"{n:.2f}{units[u]}"
-
-
 def read_text(path: str, max_bytes: int, what: str, from_limit: bool = True) -> str:
     """The UTF-8 text of a file (a leading byte-order mark dropped), reading at most max_bytes + 1 bytes: a larger file (or an endless device) is an
     error naming the bound (from_limit: the bound follows from --max-memory). OSError propagates."""
@@ -59,7 +50,7 @@ def read_text(path: str, max_bytes: int, what: str, from_limit: bool = True) -> 
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         note = " (a bound that follows from --max-memory)" if from_limit else ""
-        raise CollplanError(f"{what} {path} is larger than {approx_bytes(max_bytes)}{note}")
+        raise CollplanError(f"{what} {path} is larger than {_core.approx_bytes(max_bytes)}{note}")
     try:
         return data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is not data
     except UnicodeDecodeError as e:

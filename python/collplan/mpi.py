@@ -102,13 +102,21 @@ def pmpi_library(abi: str | None = None) -> str:
     return str(path)
 
 
+def _launcher_int(ompi: str, pmi: str, default: int) -> int:
+    try:
+        return int(os.environ.get(ompi) or os.environ.get(pmi) or default)
+    except ValueError:
+        return default
+
+
 def launched_size() -> int:
     """The number of ranks the launcher started (Open MPI's or MPICH's mpirun), 1 without one."""
-    env = os.environ
-    try:
-        return int(env.get("OMPI_COMM_WORLD_SIZE") or env.get("PMI_SIZE") or 1)
-    except ValueError:
-        return 1
+    return _launcher_int("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 1)
+
+
+def launched_rank() -> int:
+    """This process's rank in what the launcher started, 0 without one (known before MPI is initialised)."""
+    return _launcher_int("OMPI_COMM_WORLD_RANK", "PMI_RANK", 0)
 
 
 def wait_for_failing_ranks(timeout_s: float = 10.0) -> None:
@@ -134,6 +142,8 @@ def wait_for_failing_ranks(timeout_s: float = 10.0) -> None:
             sys.stderr.flush()
             os._exit(2)
         time.sleep(0.001)
+
+
 def _point_mpi4py(built: dict, strict: bool) -> None:
     """Before mpi4py is first imported: point it at the libmpi of the MPI that launched us (mpi4py finds only a
     libmpi on the library path by itself, and MPICH's mpirun puts none there). strict: an MPI collplan was not

@@ -19,6 +19,7 @@ from pathlib import Path
 from . import _core
 from ._core import CollplanError
 from .api import _ranks_and_topology, algorithms, schedule, unsupported_op
+from .limits import max_memory as limit_of
 from .machines import load_machine
 from .progress import Progress
 
@@ -126,8 +127,6 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
     if collective not in PLANNED:
         raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
                             "on the matrix: compare them with `collplan estimate --matrix`)")
-    from ._core import MemoryLimitError
-    from .limits import approx_bytes, max_memory as limit_of
     limit, used = limit_of(max_memory), 0
     out, declined = [], []
     for a in algorithms(collective):
@@ -139,8 +138,8 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
         for params in sets:
             try:
                 s = schedule(a["name"], ranks=ranks, topology=topology, params=params, max_memory=max(1, limit - used))
-            except MemoryLimitError as e:
-                raise CollplanError(f"plan: {e}" + (f" (with {approx_bytes(used)} held by the {len(out)} "
+            except _core.MemoryLimitError as e:
+                raise CollplanError(f"plan: {e}" + (f" (with {_core.approx_bytes(used)} held by the {len(out)} "
                                                     "candidates before it)" if out else "")) from None
             except CollplanError as e:  # a parameter set that does not apply here
                 declined.append({"algorithm": candidate(a["name"], params).label(), "reason": str(e)})
@@ -160,7 +159,6 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
 # ------------------------------------------------------------------------------------------- evaluators
 def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True,
                    max_memory=None) -> list[list[float]]:
-    from .limits import max_memory as limit_of
     limit = limit_of(max_memory)
     out = []
     with Progress("candidates estimated", len(scheds), progress) as bar:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from . import _core
 from ._core import CollplanError
 from .api import _model_of, parse_size_any
+from .limits import max_memory as limit_of
 from .machines import load_machine
 
 FIDELITIES = ["loggp", "flow", "packet"]
@@ -127,7 +128,6 @@ def simulate(sched: _core.Schedule, machine: str | None = None, model: str | Non
         raise CollplanError(f"unknown fidelity '{fidelity}' (allowed: {', '.join(FIDELITIES)})")
     spec, net, topo = _resolve(machine, model, network, topology, sched)
     n = parse_size_any(size)
-    from .limits import max_memory as limit_of
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise CollplanError(f"seed {seed!r} is invalid (allowed: an integer 0..{(1 << 64) - 1})")
     r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins),

@@ -9,25 +9,9 @@ import numpy as np
 import collplan
 from collplan import mpi as cmpi
 
-MPI, _ = cmpi.backend()
-comm = MPI.COMM_WORLD
-P, me = comm.Get_size(), comm.Get_rank()
+from mpi_cases import MPI, P, case, comm, me, results
+
 PRIME = 1000003
-results = []
-
-
-def case(name):
-    def deco(fn):
-        try:
-            why = fn() or ""
-        except Exception as e:  # noqa: BLE001 -- a failure of the case, reported below
-            why = f"{type(e).__name__}: {e}"
-        ok = comm.allreduce(0 if why else 1, op=MPI.MIN)
-        if why:
-            print(f"FAIL [rank {me}] {name}: {why}", file=sys.stderr, flush=True)
-        results.append(bool(ok))
-        return fn
-    return deco
 
 
 def pattern(key, n):

@@ -15,37 +15,13 @@ from pathlib import Path
 
 import pytest
 
+import collplan
+
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 3 << 30   # RLIMIT_AS of every case (estimate --plot, mesh:P=32, run, packet all work in 600 MB)
 TIMEOUT_S = 30
 
-RING3 = """collplan-schedule 1
-collective allgather
-ranks 3
-blocks in=1 out=3 tmp=0
-algorithm allgather/ring
-params ""
-topology full:3
-flags
-rank 0
-  0: copy in[0+1] -> out[0+1]
-  1: | send to 1 tag 0 out[0+1]
-  2: recv from 2 tag 0 out[2+1]
-  3: | send to 1 tag 0 out[2+1]
-  4: recv from 2 tag 0 out[1+1]
-rank 1
-  0: copy in[0+1] -> out[1+1]
-  1: | send to 2 tag 0 out[1+1]
-  2: recv from 0 tag 0 out[0+1]
-  3: | send to 2 tag 0 out[0+1]
-  4: recv from 0 tag 0 out[2+1]
-rank 2
-  0: copy in[0+1] -> out[2+1]
-  1: | send to 0 tag 0 out[2+1]
-  2: recv from 1 tag 0 out[1+1]
-  3: | send to 0 tag 0 out[1+1]
-  4: recv from 1 tag 0 out[0+1]
-"""
+RING3 = collplan.schedule("allgather/ring", ranks=3).to_text()  # a valid schedule file to break
 DEEP = 200_000
 BINARY = bytes(range(256)) * 4
 FILES = {

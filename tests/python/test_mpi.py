@@ -68,7 +68,7 @@ def test_python_api(abi, n):
 @pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("n", [2, 3])
 def test_blocking_call_cache(abi, n):
-    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "python" / "mpi_blocking_cache.py")])
+    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi_blocking_cache.py")])
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"blocking_cache P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
     assert "leaked" not in r.stderr, r.stderr  # the cached requests are freed before the extension module

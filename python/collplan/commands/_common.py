@@ -105,7 +105,7 @@ def add_max_memory(p) -> None:
     """--max-memory SIZE: every command that builds schedules or reads inputs has it (once)."""
     p.add_argument("--max-memory", type=limits.parse_max_memory, metavar="SIZE",
                    help="refuse jobs that would need more memory than SIZE, e.g. 4GiB (default: a quarter of the RAM, "
-                        f"{limits.approx_bytes(limits.max_memory())} here)")
+                        f"{_core.approx_bytes(limits.max_memory())} here)")
 
 
 def add_problem(p, need_algorithm=True):

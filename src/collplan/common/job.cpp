@@ -2,10 +2,8 @@
 
 #include <unistd.h>
 
-#include <cmath>
-#include <cstdio>
-
 #include "collplan/common/error.hpp"
+#include "collplan/common/units.hpp"
 
 namespace collplan {
 
@@ -18,20 +16,6 @@ uint64_t default_max_memory_bytes() {
     const uint64_t phys = physical_memory_bytes();
     return phys ? phys / 4 : uint64_t{4} << 30;
 }
-
-namespace {
-
-// 3 significant digits in the largest binary unit that fits: "47.7GiB", "512MiB", "100B".
-std::string approx_bytes(double b) {
-    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    while (b >= 1024 && u < 6) b /= 1024, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, b >= 100 || u == 0 ? "%.0f%s" : b >= 10 ? "%.1f%s" : "%.2f%s", b, kUnits[u]);
-    return buf;
-}
-
-}  // namespace
 
 void Job::require_memory(double bytes, const std::string& what) const {
     if (bytes <= static_cast<double>(max_memory_bytes)) return;

@@ -243,6 +243,13 @@ std::string format_bytes(double bytes) {
     return fixed_string(bytes, decimals_for(round_significant(std::fabs(bytes), 3)), "B");
 }
 
+std::string approx_bytes(double b) {
+    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (b >= 1024 && u < 6) b /= 1024, ++u;
+    return fixed_string(b, b >= 100 || u == 0 ? 0 : b >= 10 ? 1 : 2, kUnits[u]);
+}
+
 std::string format_time(double seconds) {
     if (!std::isfinite(seconds)) return std::to_string(seconds) + "s";
     if (seconds == 0) return "0s";

@@ -18,5 +18,8 @@ std::vector<uint64_t> parse_size_list(const std::string& text);
 
 std::string format_bytes(double bytes);   // 4096 -> "4KiB", 1000 -> "1000B"
 std::string format_time(double seconds);  // 1.5e-6 -> "1.50us"
+// 3 significant digits in the largest binary unit that fits, for estimates: 3159562752 -> "2.94GiB",
+// 67108864 -> "64.0MiB", 512 -> "512B".
+std::string approx_bytes(double bytes);
 
 }  // namespace collplan

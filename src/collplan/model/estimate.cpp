@@ -338,7 +338,7 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
     const double m = s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
     // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
     job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (160 + 16.0 * std::max(1, model.ports)),
-                       "estimate of " + (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) + " at P=" + std::to_string(s.ranks()));
+                       "estimate of " + s.subject());
     return Simulation(s, topo, model, m, job).run();
 }
 

@@ -115,6 +115,10 @@ OpView Schedule::op(int rank, uint32_t index) const {
     return OpView{o, segs, deps, units};
 }
 
+std::string Schedule::subject() const {
+    return (algorithm.empty() ? std::string("a schedule") : algorithm) + " at P=" + std::to_string(ranks_);
+}
+
 size_t Schedule::memory_bytes() const {
     size_t n = programs_.capacity() * sizeof(RankProgram);
     for (const auto& p : programs_)

@@ -149,6 +149,8 @@ public:
     size_t total_ops() const;
     OpView op(int rank, uint32_t index) const;
     size_t memory_bytes() const;  // heap bytes held by the programs
+    // What messages about this schedule call it: "alltoall/pairwise at P=1000000" ("a schedule" when unnamed).
+    std::string subject() const;
 
     bool operator==(const Schedule& o) const;
 

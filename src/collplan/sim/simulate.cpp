@@ -53,10 +53,8 @@ SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, 
         throw Error("simulate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) +
                     " nodes but the schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
     block_bytes(s, opt.size_bytes);  // validates the size
-    const Job& job = opt.job ? *opt.job : default_job();
-    job.require_memory(simulate_memory_bytes(s, topo, opt.fidelity),
-                       std::string("simulate ") + to_string(opt.fidelity) + " of " +
-                           (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) + " at P=" + std::to_string(s.ranks()));
+    opt.job_or_default().require_memory(simulate_memory_bytes(s, topo, opt.fidelity),
+                                        std::string("simulate ") + to_string(opt.fidelity) + " of " + s.subject());
     const auto t0 = std::chrono::steady_clock::now();
     SimResult r;
     switch (opt.fidelity) {

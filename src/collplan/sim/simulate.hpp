@@ -29,6 +29,7 @@ struct SimOptions {
     bool progress = false;   // progress line on stderr for runs longer than two seconds
     int time_bins = 200;     // flow/packet: bins of the per-direction link use over time
     const Job* job = nullptr;  // memory limit and cancellation (nullptr: default_job())
+    const Job& job_or_default() const { return job ? *job : default_job(); }
 };
 
 // The simulator's memory on top of the schedule (per op, per rank, per link of the topology).

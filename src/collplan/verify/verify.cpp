@@ -756,8 +756,7 @@ double verify_memory_bytes(const Schedule& s) {
 }
 
 VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job) {
-    job.require_memory(verify_memory_bytes(s), "verify of " + (s.algorithm.empty() ? std::string("a schedule") : s.algorithm) +
-                                               " at P=" + std::to_string(s.ranks()));
+    job.require_memory(verify_memory_bytes(s), "verify of " + s.subject());
     Verifier v(s, opt, job);
     try {
         v.run();

@@ -25,7 +25,7 @@ Host::Host(const Schedule& s, const Model& model, int ports, bool recv_ports, do
 
 void Host::run(Network& net, SimResult& r, const SimOptions& opt, const char* what) {
     net_ = &net;
-    Progress progress(opt.progress, what, s_.total_ops(), opt.job ? *opt.job : default_job());
+    Progress progress(opt.progress, what, s_.total_ops(), opt.job_or_default());
     for (int rank = 0; rank < s_.ranks(); ++rank) {
         tmp_.clear();
         cur_[rank].start(tmp_);

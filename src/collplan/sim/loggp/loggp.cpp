@@ -262,7 +262,7 @@ void LogGPSim::complete(int r, uint32_t k, Time done) {
 }
 
 SimResult LogGPSim::run() {
-    Progress progress(opt_.progress, "loggp", s_.total_ops(), opt_.job ? *opt_.job : default_job());
+    Progress progress(opt_.progress, "loggp", s_.total_ops(), opt_.job_or_default());
     for (int r = 0; r < P_; ++r) {
         tmp_.clear();
         cur_[r].start(tmp_);
