@@ -45,7 +45,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
   add_library(collplan_mpi_${abi} OBJECT ${COLLPLAN_MPI_SOURCES})
   target_include_directories(collplan_mpi_${abi} PUBLIC src ${home}/include)
   target_compile_definitions(collplan_mpi_${abi} PUBLIC OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
-  target_compile_options(collplan_mpi_${abi} PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+  target_compile_options(collplan_mpi_${abi} PRIVATE -Wall -Wextra -Werror=switch -Wno-missing-field-initializers)
 
   # PMPI library: exports MPI_* only, so the collplan code inside it never interposes on another copy
   # (e.g. collplan._core in a Python process).

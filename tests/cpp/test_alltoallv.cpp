@@ -171,7 +171,7 @@ TEST(Alltoallv, HeapCutoffSplitsLargeMessages) {
 // Pieces in the verifier: a block may travel in parts that add up to its units, never more, never fewer.
 Schedule two_pieces(uint64_t first, uint64_t second) {
     Schedule s(Collective::alltoallv, 2, 2, 2, 0);
-    s.matrix = {0, 10, 0, 0};
+    s.counts = {0, 10, 0, 0};
     RankBuilder a(s, 0), b(s, 1);
     const std::vector<Segment> in1{Segment(Buf::in, 1, 1)}, out0{Segment(Buf::out, 0, 1)};
     a.send(1, 0, in1, {}, first);

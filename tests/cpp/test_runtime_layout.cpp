@@ -177,7 +177,7 @@ TEST(Wisdom, DeepNestingIsRefusedNotACrash) {
 TEST(Wisdom, ErrorsNameTheProblem) {
     EXPECT_THROW(parse_wisdom("{}"), Error);
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/2", "entries": []})"), Error);
-    EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "gather", "algorithm": "x"}]})"), Error);
+    EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "scan", "algorithm": "x"}]})"), Error);
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [{"collective": "barrier"}]})"), Error);
     EXPECT_THROW(parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [)"), Error);
     try {

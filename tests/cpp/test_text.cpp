@@ -144,18 +144,18 @@ Schedule alltoallv_schedule() {
     const int P = 3;
     Schedule s(Collective::alltoallv, P, P, P, 1);
     s.algorithm = "alltoallv/direct";
-    s.matrix = {0, 5, 3, 2, 0, 1, 4, 6, 0};
+    s.counts = {0, 5, 3, 2, 0, 1, 4, 6, 0};
     for (int r = 0; r < P; ++r) {
         RankBuilder b(s, r);
         const auto me = static_cast<uint32_t>(r);
-        b.copy(segs1(Buf::in, me, 1), segs1(Buf::tmp, 0, 1), {}, s.matrix[me * P + me]);
-        b.copy(segs1(Buf::tmp, 0, 1), segs1(Buf::out, me, 1), deps({0}), s.matrix[me * P + me]);
+        b.copy(segs1(Buf::in, me, 1), segs1(Buf::tmp, 0, 1), {}, s.counts[me * P + me]);
+        b.copy(segs1(Buf::tmp, 0, 1), segs1(Buf::out, me, 1), deps({0}), s.counts[me * P + me]);
         for (int k = 1; k < P; ++k) {
             const int to = (r + k) % P, from = (r - k + P) % P;
             b.send(to, 0, segs1(Buf::in, static_cast<uint32_t>(to), 1), {},
-                   s.matrix[me * P + static_cast<uint32_t>(to)]);
+                   s.counts[me * P + static_cast<uint32_t>(to)]);
             b.recv(from, 0, segs1(Buf::out, static_cast<uint32_t>(from), 1), {},
-                   s.matrix[static_cast<uint32_t>(from) * P + me]);
+                   s.counts[static_cast<uint32_t>(from) * P + me]);
         }
     }
     return s;
@@ -179,7 +179,7 @@ TEST(TextFormat, AlltoallvMatrixAndUnitsRoundTrip) {
     EXPECT_NE(t.find("  2: send to 2 tag 0 in[2+1]\n"), std::string::npos) << t;
     const Schedule back = from_text(t);
     EXPECT_EQ(back.op(0, 2).units, 5u);
-    EXPECT_EQ(back.matrix, s.matrix);
+    EXPECT_EQ(back.counts, s.counts);
 }
 
 TEST(TextFormat, LooseInputGivesCanonicalText) {

@@ -193,15 +193,15 @@ TEST(Verify, UndeclaredInverse) {
 
 TEST(Verify, AlltoallvUnitsMustMatchTheMatrix) {
     Schedule s(Collective::alltoallv, 2, 2, 2, 0);
-    s.matrix = {0, 5, 3, 0};
+    s.counts = {0, 5, 3, 0};
     for (int r = 0; r < 2; ++r) {
         RankBuilder b(s, r);
         const uint32_t me = static_cast<uint32_t>(r), other = 1 - me;
         const std::vector<Segment> in_me{seg(Buf::in, me)}, out_me{seg(Buf::out, me)};
         const std::vector<Segment> in_other{seg(Buf::in, other)}, out_other{seg(Buf::out, other)};
         b.copy(in_me, out_me, {}, 0);
-        b.send(1 - r, 0, in_other, {}, s.matrix[me * 2 + other]);
-        b.recv(1 - r, 0, out_other, {}, s.matrix[other * 2 + me]);
+        b.send(1 - r, 0, in_other, {}, s.counts[me * 2 + other]);
+        b.recv(1 - r, 0, out_other, {}, s.counts[other * 2 + me]);
     }
     EXPECT_TRUE(verify(s).ok) << verify(s).message;
     s.program_mut(0).units[1] = 4;  // rank 0 sends 4 units of a 5-unit block: a piece, and no piece follows
@@ -212,10 +212,10 @@ TEST(Verify, AlltoallvUnitsMustMatchTheMatrix) {
     expect_reject(s, "size-mismatch");
 }
 
-TEST(Verify, ReductionOutsideAllreduceIsRejected) {
+TEST(Verify, ReduceOpOutsideReductionIsRejected) {
     Schedule s(Collective::allgather, 1, 1, 1, 0);
     RankBuilder(s, 0).reduce({seg(Buf::in, 0)}, {seg(Buf::out, 0)});
-    expect_reject(s, "reduce-outside-allreduce");
+    expect_reject(s, "reduce-outside-reduction");
 }
 
 TEST(Verify, UnknownOperationName) { EXPECT_THROW(verify_options_for_op("avg"), Error); }

@@ -247,7 +247,7 @@ struct VCall {
 std::shared_ptr<const Schedule> handmade_alltoallv(bool relay) {
     auto s = std::make_shared<Schedule>(Collective::alltoallv, P, P, P, relay ? 1 : 0);
     s->algorithm = relay ? "test/relay" : "test/direct";
-    s->matrix.assign(static_cast<size_t>(P) * P, 1);
+    s->counts.assign(static_cast<size_t>(P) * P, 1);
     for (int r = 0; r < P; ++r) {
         RankBuilder b(*s, r);
         b.copy({Segment(Buf::in, r, 1)}, {Segment(Buf::out, r, 1)});

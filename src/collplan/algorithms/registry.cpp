@@ -140,15 +140,15 @@ double program_bytes(const RankProgram& p) {
 }  // namespace
 
 double schedule_memory_estimate(const std::string& name, int ranks, const Topology& topo,
-                                const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix) {
+                                const std::map<std::string, std::string>& params, const Inputs& inputs) {
     const double P = ranks;
-    double bytes = P * sizeof(RankProgram) + static_cast<double>(matrix.size()) * sizeof(uint64_t);
+    double bytes = P * sizeof(RankProgram) + static_cast<double>(inputs.counts.size()) * sizeof(uint64_t);
     if (ranks <= 0) return bytes;
     // Rank 0 and rank P-1 alone (a generator builds one rank's program in that rank's time).
-    const Schedule first = make_schedule(name, ranks, topo, params, matrix, 0);
+    const Schedule first = make_schedule(name, ranks, topo, params, inputs, 0);
     double per_rank = program_bytes(first.program(0));
     if (ranks > 1) {
-        const Schedule last = make_schedule(name, ranks, topo, params, matrix, ranks - 1);
+        const Schedule last = make_schedule(name, ranks, topo, params, inputs, ranks - 1);
         per_rank = (per_rank + program_bytes(last.program(ranks - 1))) / 2;
     }
     // Vectors grow by doubling: on average a quarter more than their size.
@@ -156,23 +156,32 @@ double schedule_memory_estimate(const std::string& name, int ranks, const Topolo
 }
 
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
-                       const std::map<std::string, std::string>& raw, const std::vector<uint64_t>& matrix,
-                       int only_rank, const Job& job) {
+                       const std::map<std::string, std::string>& raw, const Inputs& inputs, int only_rank,
+                       const Job& job) {
     const Algorithm& a = Registry::get().find(name);
     topo.check_ranks(ranks);
     if (only_rank != Schedule::kAllRanks && (only_rank < 0 || only_rank >= ranks))
         throw Error("rank " + std::to_string(only_rank) + " outside 0.." + std::to_string(ranks - 1));
-    Problem p{a.collective, ranks, topo, validate_params(a, raw), matrix, only_rank};
-    if (a.collective == Collective::alltoallv && matrix.size() != static_cast<size_t>(ranks) * ranks)
-        throw Error("alltoallv needs a " + std::to_string(ranks) + "x" + std::to_string(ranks) +
-                    " communication matrix, got " + std::to_string(matrix.size()) + " entries");
+    const CollectiveInfo& c = describe(a.collective);
+    const uint64_t want = counts_size(a.collective, ranks);
+    if (inputs.counts.size() != want)
+        throw Error(want == 0 ? std::string(c.name) + " takes no counts, got " + std::to_string(inputs.counts.size())
+                    : c.counts == Counts::matrix
+                        ? std::string(c.name) + " needs a " + std::to_string(ranks) + "x" + std::to_string(ranks) +
+                              " communication matrix, got " + std::to_string(inputs.counts.size()) + " entries"
+                        : std::string(c.name) + " needs " + std::to_string(ranks) + " counts (one per rank), got " +
+                              std::to_string(inputs.counts.size()));
+    if (inputs.root < 0 || inputs.root >= ranks || (!c.rooted && inputs.root != 0))
+        throw Error("root " + std::to_string(inputs.root) + " is invalid for " + std::string(c.name) +
+                    (c.rooted ? " (allowed: 0.." + std::to_string(ranks - 1) + ")" : " (allowed: 0; it has no root)"));
+    Problem p{a.collective, ranks, topo, validate_params(a, raw), inputs.counts, only_rank, inputs.root};
     std::string why = a.applies ? a.applies(p) : "";
     if (!why.empty()) throw Error(a.name + " does not apply to P=" + std::to_string(ranks) + " on " + topo.spec() + ": " + why);
     if (only_rank == Schedule::kAllRanks) {
         const std::string what = "the schedule of " + a.name + " at P=" + std::to_string(ranks);
         // The bookkeeping alone first (P = 10^9 would not survive the probes' allocation of P empty programs).
         job.require_memory(static_cast<double>(ranks) * sizeof(RankProgram), what);
-        if (ranks >= kProbeRanks) job.require_memory(schedule_memory_estimate(name, ranks, topo, raw, matrix), what);
+        if (ranks >= kProbeRanks) job.require_memory(schedule_memory_estimate(name, ranks, topo, raw, inputs), what);
         job.check_cancel();
     }
     Schedule s = a.generate(p);
@@ -185,7 +194,8 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
     s.algorithm = a.name;
     s.params = p.params.canonical();
     s.topology = topo.spec();
-    if (a.collective == Collective::alltoallv) s.matrix = matrix;
+    s.root = inputs.root;
+    s.counts = inputs.counts;
     return s;
 }
 

@@ -56,8 +56,10 @@ struct Problem {
     int ranks;
     Topology topology;
     Params params;
-    std::vector<uint64_t> matrix;  // alltoallv: P*P units (row = source); empty otherwise
+    std::vector<uint64_t> counts;  // units of each item (Schedule::counts): alltoallv's P*P matrix (row = source),
+                                   // allgatherv's and reduce_scatter's P counts; empty otherwise
     int only_rank = Schedule::kAllRanks;  // >= 0: build only this rank's program (the MPI runtime)
+    int root = 0;                         // rooted collectives: the root rank
 
     // The ranks whose programs a generator builds: 0..P-1, or only_rank alone. A generator that loops over
     // these and passes only_rank to the Schedule it creates builds one rank's program in that rank's time.
@@ -123,20 +125,28 @@ std::vector<ParamSet> candidate_params(const Algorithm& a, const CandidateQuery&
 // {param=lo}, {param=lo+1}, ..., {param=hi} ({{}} when hi < lo): the candidates of a radix the planner prices one by one.
 std::vector<ParamSet> range_candidates(const std::string& param, long long lo, long long hi);
 
+// What a schedule is generated for besides P, the topology and the parameters: the units of its items
+// (Schedule::counts: alltoallv's P x P matrix, allgatherv's and reduce_scatter's P counts) and the root of a rooted
+// collective. A vector alone converts to it (a matrix, root 0).
+struct Inputs {
+    std::vector<uint64_t> counts;
+    int root = 0;
+    Inputs() = default;
+    Inputs(std::vector<uint64_t> c, int r = 0) : counts(std::move(c)), root(r) {}  // NOLINT: implicit on purpose
+};
+
 // The whole pipeline: find, validate, check applicability (Error with the reason), generate, stamp metadata.
 // only_rank >= 0 returns a schedule that holds that rank's program alone (Schedule::whole() is false); every
 // generator builds just that program (Problem::only_rank), and one that builds every rank regardless is an Error.
 // A whole schedule whose estimated memory (schedule_memory_estimate) exceeds job.max_memory_bytes is refused
 // before it is generated.
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
-                       const std::map<std::string, std::string>& params = {},
-                       const std::vector<uint64_t>& matrix = {}, int only_rank = Schedule::kAllRanks,
-                       const Job& job = default_job());
+                       const std::map<std::string, std::string>& params = {}, const Inputs& inputs = {},
+                       int only_rank = Schedule::kAllRanks, const Job& job = default_job());
 
 // About the bytes a whole schedule of `name` takes: the per-rank programs, extrapolated from the programs of the
-// first and last rank (each generated alone), plus the matrix. Throws what make_schedule would for a bad problem.
+// first and last rank (each generated alone), plus the counts. Throws what make_schedule would for a bad problem.
 double schedule_memory_estimate(const std::string& name, int ranks, const Topology& topo,
-                                const std::map<std::string, std::string>& params = {},
-                                const std::vector<uint64_t>& matrix = {});
+                                const std::map<std::string, std::string>& params = {}, const Inputs& inputs = {});
 
 }  // namespace collplan

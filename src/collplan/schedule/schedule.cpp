@@ -6,7 +6,6 @@
 namespace collplan {
 
 namespace {
-constexpr std::array<const char*, 5> kCollectives = {"allgather", "alltoall", "alltoallv", "allreduce", "barrier"};
 constexpr std::array<const char*, 6> kOpKinds = {"send", "recv", "reduce", "copy", "calc", "barrier"};
 constexpr std::array<const char*, 3> kBufs = {"in", "out", "tmp"};
 
@@ -20,10 +19,8 @@ int find_name(const std::array<const char*, N>& names, const std::string& name, 
 }
 }  // namespace
 
-const char* to_string(Collective c) { return kCollectives[static_cast<int>(c)]; }
 const char* to_string(OpKind k) { return kOpKinds[static_cast<int>(k)]; }
 const char* to_string(Buf b) { return kBufs[static_cast<int>(b)]; }
-Collective parse_collective(const std::string& n) { return static_cast<Collective>(find_name(kCollectives, n, "collective")); }
 Buf parse_buf(const std::string& n) { return static_cast<Buf>(find_name(kBufs, n, "buffer")); }
 
 Segment::Segment(Buf b, uint32_t first, uint32_t n) : first_and_buf(0), count(n) {
@@ -84,14 +81,13 @@ Schedule Schedule::take_rank(int rank) && {
     s.needs_inverse = needs_inverse;
     s.idempotent_only = idempotent_only;
     s.rank_consistent = rank_consistent;
-    s.matrix = std::move(matrix);
+    s.root = root;
+    s.counts = std::move(counts);
     return s;
 }
 
 uint32_t Schedule::size_blocks() const {
-    // allreduce: the vector's S segments; allgather: a contribution split into C chunks (in blocks)
-    const bool split = collective_ == Collective::allreduce || collective_ == Collective::allgather;
-    return split ? std::max<uint32_t>(1, in_blocks_) : 1;
+    return unit_blocks(collective_, in_blocks_, out_blocks_);
 }
 
 size_t Schedule::total_ops() const {
@@ -137,7 +133,7 @@ bool Schedule::operator==(const Schedule& o) const {
         out_blocks_ != o.out_blocks_ || tmp_blocks_ != o.tmp_blocks_ || algorithm != o.algorithm ||
         params != o.params || topology != o.topology || needs_commutative != o.needs_commutative ||
         needs_inverse != o.needs_inverse || idempotent_only != o.idempotent_only ||
-        rank_consistent != o.rank_consistent || matrix != o.matrix || only_rank_ != o.only_rank_)
+        rank_consistent != o.rank_consistent || root != o.root || counts != o.counts || only_rank_ != o.only_rank_)
         return false;
     for (int r = 0; r < ranks_; ++r) {
         if (!holds(r)) continue;

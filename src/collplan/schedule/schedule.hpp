@@ -42,17 +42,14 @@
 #include <vector>
 
 #include "collplan/common/error.hpp"
+#include "collplan/schedule/collective.hpp"
 
 namespace collplan {
 
-enum class Collective : uint8_t { allgather, alltoall, alltoallv, allreduce, barrier };
 enum class OpKind : uint8_t { send, recv, reduce, copy, calc, barrier };
-enum class Buf : uint8_t { in = 0, out = 1, tmp = 2 };
 
-const char* to_string(Collective c);
 const char* to_string(OpKind k);
 const char* to_string(Buf b);
-Collective parse_collective(const std::string& name);  // throws Error naming the allowed ones
 Buf parse_buf(const std::string& name);
 
 // A run of `count` consecutive blocks of one buffer, packed in 8 bytes (first < 2^30).
@@ -129,12 +126,17 @@ public:
     bool rank_consistent = false;     // allreduce: every rank's result element is the same expression (same
                                       // operands, order and association), so floating-point results are bitwise
                                       // equal on every rank; the verifier checks the claim (verify.hpp)
-    // alltoallv: units of block i->j at matrix[i * P + j] (empty otherwise).
-    std::vector<uint64_t> matrix;
+    int root = 0;                     // rooted collectives (bcast, reduce, gather, scatter): the root rank
+    // Units of each item (collective.hpp) when they differ: alltoallv's P x P matrix (block i->j at i * P + j),
+    // allgatherv's and reduce_scatter's P counts; empty for the other collectives (every item one unit).
+    std::vector<uint64_t> counts;
 
     // Unit size of the collective's "message size" in blocks: the estimate for a user size of n bytes uses
-    // m = n / size_blocks() (allgather: its C input chunks, usually 1; alltoall: 1, allreduce: S, barrier: 1).
+    // m = n / size_blocks() (allgather: its C input chunks, usually 1; alltoall: 1, allreduce: S, barrier: 1;
+    // collective.hpp: unit_blocks).
     uint32_t size_blocks() const;
+    // P, root and S, for the descriptor's functions (collective.hpp).
+    CollShape shape() const { return CollShape{ranks_, root, size_blocks()}; }
 
     // Whether the schedule holds every rank's program, or only that of only_rank().
     bool whole() const { return only_rank_ == kAllRanks; }

@@ -169,13 +169,28 @@ void put_header(std::string& o, const Schedule& s) {
     if (s.idempotent_only) o += " idempotent_only";
     if (s.rank_consistent) o += " rank_consistent";
     o += '\n';
+    if (describe(s.collective()).rooted) {
+        o += "root ";
+        put_i(o, s.root);
+        o += '\n';
+    }
 }
 
-void put_matrix(std::string& o, const Schedule& s) {
-    if (s.matrix.empty()) return;
+// alltoallv's matrix as P rows "matrix i: ..."; P counts as one line "counts: ...".
+void put_counts(std::string& o, const Schedule& s) {
+    if (s.counts.empty()) return;
     const auto P = static_cast<size_t>(s.ranks());
-    if (s.matrix.size() != P * P)
-        throw Error("schedule matrix has " + std::to_string(s.matrix.size()) + " entries (allowed: 0 or P*P = " +
+    if (describe(s.collective()).counts == Counts::per_rank) {
+        if (s.counts.size() != P)
+            throw Error("schedule counts have " + std::to_string(s.counts.size()) + " entries (allowed: 0 or P = " +
+                        std::to_string(P) + ")");
+        o += "counts:";
+        for (uint64_t c : s.counts) o += ' ', put_u(o, c);
+        o += '\n';
+        return;
+    }
+    if (s.counts.size() != P * P)
+        throw Error("schedule matrix has " + std::to_string(s.counts.size()) + " entries (allowed: 0 or P*P = " +
                     std::to_string(P * P) + ")");
     for (size_t i = 0; i < P; ++i) {
         o += "matrix ";
@@ -183,7 +198,7 @@ void put_matrix(std::string& o, const Schedule& s) {
         o += ':';
         for (size_t j = 0; j < P; ++j) {
             o += ' ';
-            put_u(o, s.matrix[i * P + j]);
+            put_u(o, s.counts[i * P + j]);
         }
         o += '\n';
     }
@@ -567,13 +582,26 @@ void parse_flags(Line& ln, Schedule& s) {
 
 void parse_matrix_row(Line& ln, Schedule& s) {
     const auto P = static_cast<size_t>(s.ranks());
-    const size_t row = s.matrix.size() / P;
+    const size_t row = s.counts.size() / P;
     bounded_number(ln, row, row, "matrix row " + std::to_string(row));
     ln.expect_text(":", "':' after the matrix row");
     uint64_t v = 0;
     for (size_t j = 0; j < P; ++j) {
         if (!ln.try_number(v)) ln.fail("matrix entry " + std::to_string(j) + " of " + std::to_string(P));
-        s.matrix.push_back(v);
+        s.counts.push_back(v);
+    }
+    ln.end();
+}
+
+void parse_counts(Line& ln, Schedule& s) {
+    const auto P = static_cast<size_t>(s.ranks());
+    if (describe(s.collective()).counts != Counts::per_rank)
+        ln.fail(std::string("no 'counts' line: ") + to_string(s.collective()) + " has no per-rank counts");
+    ln.expect_text(":", "':' after 'counts'");
+    uint64_t v = 0;
+    for (size_t j = 0; j < P; ++j) {
+        if (!ln.try_number(v)) ln.fail("count " + std::to_string(j) + " of " + std::to_string(P));
+        s.counts.push_back(v);
     }
     ln.end();
 }
@@ -584,9 +612,9 @@ void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
     while (have && ln.peek_word() != "rank") {
         const std::string_view w = ln.peek_word();
         const unsigned bit = w == "algorithm" ? 1 : w == "params" ? 2 : w == "topology" ? 4 : w == "flags" ? 8
-                             : w == "matrix" ? 16 : 0;
+                             : w == "matrix" ? 16 : w == "root" ? 32 : w == "counts" ? 64 : 0;
         if (bit == 0 || (bit != 16 && (seen & bit)))
-            ln.fail("'algorithm', 'params', 'topology', 'flags', 'matrix' (each once) or 'rank 0'");
+            ln.fail("'algorithm', 'params', 'topology', 'flags', 'root', 'counts', 'matrix' (each once) or 'rank 0'");
         seen |= bit;
         ln.word();
         if (bit == 1) s.algorithm = ln.string_value();
@@ -594,11 +622,13 @@ void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
         if (bit == 4) s.topology = ln.string_value();
         if (bit == 8) parse_flags(ln, s);
         if (bit == 16) parse_matrix_row(ln, s);
+        if (bit == 32) s.root = static_cast<int>(bounded_number(ln, 0, static_cast<uint64_t>(s.ranks()) - 1, "a root in 0.." + std::to_string(s.ranks() - 1))), ln.end();
+        if (bit == 64) parse_counts(ln, s);
         have = rd.next(ln);
     }
     const auto P = static_cast<size_t>(s.ranks());
-    if (!s.matrix.empty() && s.matrix.size() != P * P) {
-        const std::string want = "'matrix " + std::to_string(s.matrix.size() / P) + ":'";
+    if (!s.counts.empty() && s.counts.size() != P * P) {
+        const std::string want = "'matrix " + std::to_string(s.counts.size() / P) + ":'";
         if (!have) fail_line(rd.line() + 1, "expected " + want + ", got end of input");
         ln.fail(want);
     }
@@ -616,9 +646,9 @@ size_t count_lines(const std::string& text) {
 
 std::string to_text(const Schedule& s) {
     std::string o;
-    o.reserve(256 + s.total_ops() * 40 + s.matrix.size() * 4);
+    o.reserve(256 + s.total_ops() * 40 + s.counts.size() * 4);
     put_header(o, s);
-    put_matrix(o, s);
+    put_counts(o, s);
     for (int r = 0; r < s.ranks(); ++r) {
         o += "rank ";
         put_i(o, r);

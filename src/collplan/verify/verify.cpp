@@ -109,19 +109,19 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------------------
-// Symbolic contents of every block of every buffer of every rank, and of messages in flight.
-// allgather/alltoall(v): one token per block (the original block's id). allreduce: a segment id per block plus
-// a bitset of the contributions it holds and the id of its expression (Exprs). alltoallv: also the units of its
-// token each block holds (a block may travel in pieces; see docs/schedule.md).
+// Symbolic contents of every block of every buffer of every rank, and of messages in flight: one token per block,
+// the item it holds (collective.hpp). Reductions: the item is a segment, plus a bitset of the contributions the
+// block holds and the id of its expression (Exprs). Collectives with counts (alltoallv, allgatherv,
+// reduce_scatter): also the units of its item each block holds (a block may travel in pieces; docs/schedule.md).
 class Store {
 public:
-    Store(const Schedule& s) : P_(s.ranks()), words_(s.collective() == Collective::allreduce ? (P_ + 63) / 64 : 0) {
+    Store(const Schedule& s) : P_(s.ranks()), words_(describe(s.collective()).reduction ? (P_ + 63) / 64 : 0) {
         for (Buf b : {Buf::in, Buf::out, Buf::tmp}) per_rank_[static_cast<int>(b)] = s.blocks(b);
         stride_ = per_rank_[0] + per_rank_[1] + per_rank_[2];
         tok_.assign(static_cast<size_t>(P_) * stride_, kUndefined);
         bits_.assign(tok_.size() * static_cast<size_t>(words_), 0);
-        if (s.collective() == Collective::alltoallv) held_.assign(tok_.size(), 0);
-        if (s.collective() == Collective::allreduce) expr_.assign(tok_.size(), 0);
+        if (describe(s.collective()).counts != Counts::none) held_.assign(tok_.size(), 0);
+        if (describe(s.collective()).reduction) expr_.assign(tok_.size(), 0);
     }
     size_t slot(int rank, Buf b, uint32_t block) const {
         size_t base = static_cast<size_t>(rank) * stride_;
@@ -142,8 +142,8 @@ private:
     size_t stride_ = 0;
     std::vector<int64_t> tok_;
     std::vector<uint64_t> bits_;
-    std::vector<uint64_t> held_;  // alltoallv: units of the token held
-    std::vector<uint32_t> expr_;  // allreduce: expression ids (Exprs)
+    std::vector<uint64_t> held_;  // collectives with counts: units of the item held
+    std::vector<uint32_t> expr_;  // reductions: expression ids (Exprs)
 };
 
 // A snapshot of blocks (a message's payload or a copy's source). The verifier reuses them: read() refills one
@@ -151,20 +151,11 @@ private:
 struct Payload {
     std::vector<int64_t> tok;
     std::vector<uint64_t> bits;
-    std::vector<uint64_t> held;  // alltoallv: units of each block
-    std::vector<uint32_t> expr;  // allreduce: expression id of each block
+    std::vector<uint64_t> held;  // collectives with counts: units of each block
+    std::vector<uint32_t> expr;  // reductions: expression id of each block
 };
 
-std::string block_name(const Schedule& s, int64_t tok) {
-    if (tok == kUndefined) return "nothing";
-    const int P = s.ranks();
-    switch (s.collective()) {
-        case Collective::allgather: return "b_" + std::to_string(tok);
-        case Collective::alltoall:
-        case Collective::alltoallv: return "b_" + std::to_string(tok / P) + "->" + std::to_string(tok % P);
-        default: return "segment " + std::to_string(tok);
-    }
-}
+std::string block_name(const Schedule& s, int64_t tok) { return item_name(s.collective(), s.shape(), tok); }
 
 std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) + "[" + std::to_string(block) + "]"; }
 
@@ -172,7 +163,14 @@ std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) +
 class Verifier {
 public:
     Verifier(const Schedule& s, const VerifyOptions& o, const Job& job)
-        : s_(s), opt_(o), poll_(job), P_(s.ranks()), store_(s), exprs_(P_, s.collective() == Collective::allreduce ? s.blocks(Buf::in) : 0) {}
+        : s_(s), opt_(o), poll_(job), P_(s.ranks()), info_(describe(s.collective())), store_(s),
+          exprs_(P_, info_.reduction ? static_cast<uint32_t>(item_count(s.collective(), s.shape())) : 0) {
+        for (Buf b : {Buf::in, Buf::out}) {
+            const int i = static_cast<int>(b);
+            root_blocks_[i] = buffer_blocks(s.collective(), s.shape(), s.root, b);
+            other_blocks_[i] = P_ > 1 ? buffer_blocks(s.collective(), s.shape(), s.root == 0 ? 1 : 0, b) : root_blocks_[i];
+        }
+    }
 
     void run() {
         check_declarations();
@@ -184,7 +182,7 @@ public:
         execute();
         check_deadlock();
         check_final();
-        if (s_.collective() == Collective::allreduce) check_consistency();
+        if (info_.reduction) check_consistency();
     }
 
     const VerifyResult& result() const { return result_; }
@@ -205,6 +203,8 @@ private:
     VerifyOptions opt_;
     CancelPoll poll_;
     int P_;
+    const CollectiveInfo& info_;
+    uint32_t root_blocks_[2]{}, other_blocks_[2]{};  // in/out blocks the root and the other ranks have
     Store store_;
     Exprs exprs_;
     VerifyResult result_;
@@ -222,17 +222,24 @@ private:
         for (int r = 0; r < P_; ++r)
             for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
                 const Op& op = s_.program(r).ops[i];
-                if (op.kind == OpKind::reduce && s_.collective() != Collective::allreduce)
-                    fail("reduce-outside-allreduce", r, i, op_text(s_, r, i) + ": reductions belong only to allreduce schedules");
+                if (op.kind == OpKind::reduce && !info_.reduction)
+                    fail("reduce-outside-reduction", r, i, op_text(s_, r, i) + ": reduce ops belong only to reduction collectives, not " + std::string(info_.name));
                 if (op.kind == OpKind::reduce && (op.flags & opflag::inverse)) uses_inverse = true;
             }
         if (uses_inverse && !s_.needs_inverse)
             fail("undeclared-inverse", -1, -1, "the schedule uses inverse reductions but does not declare needs_inverse");
-        if (s_.collective() == Collective::alltoallv && s_.matrix.size() != static_cast<size_t>(P_) * P_)
-            fail("bad-matrix", -1, -1, "alltoallv schedule without a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix");
-        if (s_.collective() == Collective::alltoallv && (s_.blocks(Buf::in) != static_cast<uint32_t>(P_) || s_.blocks(Buf::out) != static_cast<uint32_t>(P_)))
-            fail("bad-buffers", -1, -1, "alltoallv schedule with in=" + std::to_string(s_.blocks(Buf::in)) + " out=" +
-                 std::to_string(s_.blocks(Buf::out)) + " blocks (allowed: in = out = P = " + std::to_string(P_) + ")");
+        if (s_.counts.size() != counts_size(s_.collective(), P_))
+            fail(info_.counts == Counts::matrix ? "bad-matrix" : "bad-counts", -1, -1,
+                 std::string(info_.name) + " schedule with " + std::to_string(s_.counts.size()) + " counts (allowed: " +
+                 (info_.counts == Counts::matrix ? "a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix"
+                                                 : std::to_string(counts_size(s_.collective(), P_))) + ")");
+        if (s_.root < 0 || s_.root >= P_ || (!info_.rooted && s_.root != 0))
+            fail("bad-root", -1, -1, std::string(info_.name) + " schedule with root " + std::to_string(s_.root));
+        try {
+            check_blocks(s_.collective(), P_, s_.blocks(Buf::in), s_.blocks(Buf::out));
+        } catch (const Error& e) {
+            fail("bad-buffers", -1, -1, e.what());
+        }
     }
 
     // -------------------------------------------------------------------------------- structure
@@ -393,35 +400,42 @@ private:
 
     // -------------------------------------------------------------------------------- data
     void init_data() {
-        for (int r = 0; r < P_; ++r) {
-            for (uint32_t b = 0; b < s_.blocks(Buf::in); ++b) {
-                const size_t sl = store_.slot(r, Buf::in, b);
-                switch (s_.collective()) {
-                    case Collective::allgather:  // C = in blocks per rank: chunk b of rank r is block r*C + b
-                        store_.tok(sl) = static_cast<int64_t>(r) * s_.blocks(Buf::in) + b;
-                        break;
-                    case Collective::alltoall:
-                    case Collective::alltoallv:
-                        store_.tok(sl) = static_cast<int64_t>(r) * P_ + b;
-                        if (store_.pieces()) store_.held(sl) = s_.matrix[static_cast<size_t>(store_.tok(sl))];
-                        break;
-                    case Collective::allreduce:
-                        store_.tok(sl) = b;
+        const CollShape sh = s_.shape();
+        for (int r = 0; r < P_; ++r)
+            for (Buf b : {Buf::in, Buf::out})
+                for (uint32_t k = 0; k < has_blocks(r, b); ++k) {
+                    const int64_t item = initial_item(s_.collective(), sh, r, b, k);
+                    if (item == kNoItem) continue;
+                    const size_t sl = store_.slot(r, b, k);
+                    store_.tok(sl) = item;
+                    if (store_.pieces()) store_.held(sl) = s_.counts[static_cast<size_t>(item)];
+                    if (store_.exprs()) {
                         store_.bits(sl)[r / 64] |= uint64_t{1} << (r % 64);
-                        store_.expr(sl) = exprs_.leaf(b, r);
-                        break;
-                    case Collective::barrier: break;
+                        store_.expr(sl) = exprs_.leaf(static_cast<uint32_t>(item), r);
+                    }
                 }
-            }
-        }
         if (s_.collective() == Collective::barrier)
             for (int r = 0; r < P_; ++r) st_[r].knows.resize(s_.num_ops(r));
+    }
+
+    // Blocks of in/out that rank r has (the root of a rooted collective may differ from the others).
+    uint32_t has_blocks(int r, Buf b) const {
+        if (b == Buf::tmp) return s_.blocks(b);
+        return r == s_.root ? root_blocks_[static_cast<int>(b)] : other_blocks_[static_cast<int>(b)];
+    }
+
+    void check_has(int r, uint32_t op, const Segment& sg) const {
+        if (sg.buf() != Buf::tmp && sg.first() + uint64_t{sg.count} > has_blocks(r, sg.buf()))
+            fail("no-such-block", r, op, op_text(s_, r, op) + " uses " + seg_text(sg.buf(), sg.first() + sg.count - 1) +
+                 ", but rank " + std::to_string(r) + " of " + std::string(info_.name) + " has " +
+                 std::to_string(has_blocks(r, sg.buf())) + " " + to_string(sg.buf()) + " blocks");
     }
 
     void read(int r, uint32_t op, std::span<const Segment> segs, Payload& p) {
         const int W = store_.words();
         p.tok.clear(), p.bits.clear(), p.held.clear(), p.expr.clear();
-        for (const Segment& sg : segs)
+        for (const Segment& sg : segs) {
+            if (info_.rooted) check_has(r, op, sg);
             for (uint32_t k = 0; k < sg.count; ++k) {
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + k);
                 if (store_.tok(sl) == kUndefined)
@@ -431,13 +445,15 @@ private:
                 if (store_.pieces()) p.held.push_back(store_.held(sl));
                 if (store_.exprs()) p.expr.push_back(store_.expr(sl));
             }
+        }
     }
 
-    // alltoallv: a piece of a block adds to the same block's earlier pieces; anything else overwrites.
+    // Counts: a piece of a block adds to the same block's earlier pieces; anything else overwrites.
     void write(int r, uint32_t op, std::span<const Segment> segs, const Payload& p) {
         const int W = store_.words();
         size_t k = 0;
-        for (const Segment& sg : segs)
+        for (const Segment& sg : segs) {
+            if (info_.rooted) check_has(r, op, sg);
             for (uint32_t b = 0; b < sg.count; ++b, ++k) {
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + b);
                 if (store_.pieces()) write_units(r, op, sl, sg.buf(), sg.first() + b, p.tok[k], p.held[k]);
@@ -445,10 +461,11 @@ private:
                 std::copy_n(p.bits.data() + k * W, W, store_.bits(sl));
                 if (store_.exprs()) store_.expr(sl) = p.expr[k];
             }
+        }
     }
 
     void write_units(int r, uint32_t op, size_t sl, Buf buf, uint32_t block, int64_t tok, uint64_t units) {
-        const uint64_t full = s_.matrix[static_cast<size_t>(tok)];
+        const uint64_t full = s_.counts[static_cast<size_t>(tok)];
         const bool adds = store_.tok(sl) == tok && store_.held(sl) < full && units < full;
         store_.held(sl) = adds ? store_.held(sl) + units : units;
         if (store_.held(sl) > full)
@@ -457,7 +474,7 @@ private:
     }
 
     uint64_t payload_units(const Payload& p) const {
-        if (s_.collective() != Collective::alltoallv) return p.tok.size();
+        if (!store_.pieces()) return p.tok.size();
         uint64_t u = 0;
         for (uint64_t h : p.held) u += h;
         return u;
@@ -471,6 +488,9 @@ private:
         for (size_t k = 0; k < src_.tok.size(); ++k) {
             if (src_.tok[k] != dst_.tok[k])
                 fail("segment-mismatch", r, i, op_text(s_, r, i) + " combines segment " + std::to_string(src_.tok[k]) + " with segment " + std::to_string(dst_.tok[k]));
+            if (store_.pieces() && src_.held[k] != dst_.held[k])
+                fail("size-mismatch", r, i, op_text(s_, r, i) + " combines " + std::to_string(src_.held[k]) + " units of segment " +
+                     std::to_string(src_.tok[k]) + " with " + std::to_string(dst_.held[k]));
             const uint64_t* a = src_.bits.data() + k * W;
             uint64_t* b = dst_.bits.data() + k * W;
             dst_.expr[k] = combined(v.op.flags, src_.expr[k], dst_.expr[k]);
@@ -546,7 +566,7 @@ private:
                 inflight_slot_[r][i] = free_slot();
                 Payload& p = inflight_[inflight_slot_[r][i]];
                 read(r, i, v.src(), p);
-                if (s_.collective() == Collective::alltoallv && payload_units(p) != v.units) {
+                if (store_.pieces() && payload_units(p) != v.units) {
                     // A piece: one block, fewer (but some) of the units it holds.
                     if (p.tok.size() != 1 || v.units == 0 || v.units > p.held[0])
                         fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
@@ -672,61 +692,64 @@ private:
     }
 
     // -------------------------------------------------------------------------------- final state
+    // Every out block holds the item the collective requires there (collective.hpp: final_item), whole; for the
+    // reductions, with every rank's contribution.
     void check_final() {
-        switch (s_.collective()) {
-            case Collective::barrier: check_barrier(); return;
-            case Collective::allreduce: check_allreduce(); return;
-            default: break;
-        }
-        if (s_.collective() == Collective::allgather &&
-            s_.blocks(Buf::out) != static_cast<uint64_t>(P_) * s_.blocks(Buf::in))
-            fail("wrong-result", -1, -1, "allgather out buffer has " + std::to_string(s_.blocks(Buf::out)) +
-                 " blocks, expected P * in blocks = " + std::to_string(static_cast<uint64_t>(P_) * s_.blocks(Buf::in)));
+        if (s_.collective() == Collective::barrier) return check_barrier();
+        const CollShape sh = s_.shape();
         for (int r = 0; r < P_; ++r)
-            for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
-                const int64_t want = s_.collective() == Collective::allgather ? b : static_cast<int64_t>(b) * P_ + r;
-                const int64_t got = store_.tok(store_.slot(r, Buf::out, b));
-                if (got == want && store_.pieces() && store_.held(store_.slot(r, Buf::out, b)) != s_.matrix[static_cast<size_t>(want)])
-                    fail("incomplete-block", r, -1, "rank " + std::to_string(r) + " ends with " +
-                         std::to_string(store_.held(store_.slot(r, Buf::out, b))) + " of the " +
-                         std::to_string(s_.matrix[static_cast<size_t>(want)]) + " units of " + block_name(s_, want) + " in " + seg_text(Buf::out, b));
-                if (got == want) continue;
-                if (s_.collective() == Collective::alltoallv && got == kUndefined && s_.matrix[static_cast<size_t>(want)] == 0) continue;
-                fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, got) + " in " +
-                     seg_text(Buf::out, b) + " instead of " + block_name(s_, want));
-            }
-    }
-
-    void check_allreduce() {
-        for (int r = 0; r < P_; ++r)
-            for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
+            for (uint32_t b = 0; b < has_blocks(r, Buf::out); ++b) {
                 poll_.tick();
+                const int64_t want = final_item(s_.collective(), sh, r, b);
+                if (want == kNoItem) continue;
                 const size_t sl = store_.slot(r, Buf::out, b);
-                if (store_.tok(sl) != static_cast<int64_t>(b))
-                    fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, store_.tok(sl)) + " in " + seg_text(Buf::out, b));
-                for (int q = 0; q < P_; ++q)
-                    if (!(store_.bits(sl)[q / 64] >> (q % 64) & 1))
-                        fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
+                const int64_t got = store_.tok(sl);
+                const uint64_t full = store_.pieces() ? s_.counts[static_cast<size_t>(want)] : 0;
+                if (got == kUndefined && store_.pieces() && full == 0) continue;  // an empty item need not arrive
+                if (got != want)
+                    fail("wrong-result", r, -1, "rank " + std::to_string(r) + " ends with " + block_name(s_, got) + " in " +
+                         seg_text(Buf::out, b) + " instead of " + block_name(s_, want));
+                if (store_.pieces() && store_.held(sl) != full)
+                    fail("incomplete-block", r, -1, "rank " + std::to_string(r) + " ends with " +
+                         std::to_string(store_.held(sl)) + " of the " + std::to_string(full) + " units of " +
+                         block_name(s_, want) + " in " + seg_text(Buf::out, b));
+                if (store_.exprs())
+                    for (int q = 0; q < P_; ++q)
+                        if (!(store_.bits(sl)[q / 64] >> (q % 64) & 1))
+                            fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
             }
     }
 
-    // Every rank's out[b] must hold rank 0's expression; the first that does not is the reported difference.
+    // Every out block that must hold item x holds the same expression of x on every rank that has one (the first
+    // one found is the reference; the first that differs is the reported difference).
     void check_consistency() {
         constexpr size_t kShown = 100;  // characters of each expression in the message
-        for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b) {
-            const uint32_t e0 = store_.expr(store_.slot(0, Buf::out, b));
-            for (int r = 1; r < P_; ++r) {
+        constexpr uint32_t kNone = ~0u;
+        const CollShape sh = s_.shape();
+        std::vector<uint32_t> first_expr(item_count(s_.collective(), sh), kNone);
+        std::vector<std::pair<int, uint32_t>> first_at(first_expr.size());
+        for (uint32_t b = 0; b < s_.blocks(Buf::out); ++b)  // blocks first: the lowest block that differs is reported
+            for (int r = 0; r < P_; ++r) {
+                const int64_t item = b < has_blocks(r, Buf::out) ? final_item(s_.collective(), sh, r, b) : kNoItem;
+                if (item == kNoItem) continue;
                 const uint32_t e = store_.expr(store_.slot(r, Buf::out, b));
+                uint32_t& e0 = first_expr[static_cast<size_t>(item)];
+                if (e0 == kNone) {
+                    e0 = e, first_at[static_cast<size_t>(item)] = {r, b};
+                    continue;
+                }
                 if (e == e0) continue;
+                const auto [r0, b0] = first_at[static_cast<size_t>(item)];
                 result_.rank_consistent = false;
-                result_.consistency = seg_text(Buf::out, b) + ": rank 0 computes " + exprs_.render(e0, kShown) + ", rank " +
-                                      std::to_string(r) + " computes " + exprs_.render(e, kShown);
+                result_.consistency = seg_text(Buf::out, b) + ": rank " + std::to_string(r0) + " computes " +
+                                      exprs_.render(e0, kShown) + ", rank " + std::to_string(r) + " computes " +
+                                      exprs_.render(e, kShown);
+                if (b0 != b) result_.consistency = block_name(s_, item) + ": " + result_.consistency;
                 if (s_.rank_consistent)
                     throw Failure{VerifyResult{false, "rank-inconsistent", "the schedule declares rank_consistent but " +
                                                result_.consistency, r, -1, false, result_.consistency}};
                 return;
             }
-        }
     }
 
     void check_barrier() {
@@ -745,10 +768,10 @@ private:
 
 double verify_memory_bytes(const Schedule& s) {
     const double P = s.ranks();
-    const bool allreduce = s.collective() == Collective::allreduce, barrier = s.collective() == Collective::barrier;
+    const bool reduction = describe(s.collective()).reduction, barrier = s.collective() == Collective::barrier;
     const double words = std::ceil(P / 64);
     const double blocks = P * (double{s.blocks(Buf::in)} + s.blocks(Buf::out) + s.blocks(Buf::tmp));
-    const double per_block = 8 + (allreduce ? 8 * words + 4 : 0) + (s.collective() == Collective::alltoallv ? 8 : 0);
+    const double per_block = 8 + (reduction ? 8 * words + 4 : 0) + (s.counts.empty() ? 0 : 8);
     // Per op: group, pending, partner, posted/done, dependents, in-flight slot, match keys, ready queue; the
     // barrier collective also keeps, per op, the set of ranks known to have started.
     const double per_op = 48 + (barrier ? 8 * words : 0);
@@ -761,7 +784,7 @@ VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job)
     try {
         v.run();
     } catch (Failure& f) {
-        f.result.rank_consistent = f.result.rank_consistent && s.collective() != Collective::allreduce;
+        f.result.rank_consistent = f.result.rank_consistent && !describe(s.collective()).reduction;
         return f.result;
     }
     return v.result();

@@ -25,7 +25,7 @@ Schedule generate(const Problem& p) {
     auto destinations = [&](int r) {  // row r's destinations in the seeded random order
         std::vector<int> dsts;
         for (int q = 0; q < P; ++q)
-            if (q != r && p.matrix[static_cast<size_t>(r) * P + q]) dsts.push_back(q);
+            if (q != r && p.counts[static_cast<size_t>(r) * P + q]) dsts.push_back(q);
         rng.shuffle(dsts);
         return dsts;
     };
@@ -35,11 +35,11 @@ Schedule generate(const Problem& p) {
         RankBuilder b(s, r);
         alltoallv::copy_diagonal(b, p, r);
         for (int q = 0; q < P; ++q)
-            if (const uint64_t u = p.matrix[static_cast<size_t>(q) * P + r]; u && q != r)
+            if (const uint64_t u = p.counts[static_cast<size_t>(q) * P + r]; u && q != r)
                 b.recv(q, 0, std::vector<Segment>{Segment(Buf::out, static_cast<uint32_t>(q), 1)}, {}, u);
         for (int q : destinations(r))
             b.send(q, 0, std::vector<Segment>{Segment(Buf::in, static_cast<uint32_t>(q), 1)}, {},
-                   p.matrix[static_cast<size_t>(r) * P + q]);
+                   p.counts[static_cast<size_t>(r) * P + q]);
     }
     return s;
 }

@@ -91,7 +91,7 @@ const Registration reg{{
     .params = {},
     .applies = alltoallv::applies_matrix,
     .generate = [](const Problem& p) {
-        return alltoallv::phased_schedule(p, alltoallv::plan_edge_coloring(p.matrix, p.ranks));
+        return alltoallv::phased_schedule(p, alltoallv::plan_edge_coloring(p.counts, p.ranks));
     },
 }};
 

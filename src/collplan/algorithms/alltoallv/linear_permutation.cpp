@@ -28,7 +28,7 @@ int source(int P, bool pow2, int i, int k) { return pow2 ? i ^ k : (i - k + P) %
 Schedule generate(const Problem& p) {
     const int P = p.ranks;
     const bool pow2 = is_power_of_two(P);
-    const auto at = [&](int i, int j) { return p.matrix[static_cast<size_t>(i) * P + j]; };
+    const auto at = [&](int i, int j) { return p.counts[static_cast<size_t>(i) * P + j]; };
     Schedule s(Collective::alltoallv, P, static_cast<uint32_t>(P), static_cast<uint32_t>(P), 0, p.only_rank);
     for (int r : p.build_ranks()) {
         RankBuilder b(s, r);

@@ -71,7 +71,7 @@ const Registration reg{{
     .applies = alltoallv::applies_matrix,
     .generate = [](const Problem& p) {
         const auto seed = static_cast<uint64_t>(p.params.integer("seed"));
-        return alltoallv::phased_schedule(p, alltoallv::plan_random(p.matrix, p.ranks, seed));
+        return alltoallv::phased_schedule(p, alltoallv::plan_random(p.counts, p.ranks, seed));
     },
 }};
 

@@ -120,7 +120,7 @@ const Registration reg{{
     .generate = [](const Problem& p) {
         const auto seed = static_cast<uint64_t>(p.params.integer("seed"));
         const int cut = static_cast<int>(p.params.integer("cutoff_pct"));
-        return alltoallv::phased_schedule(p, alltoallv::plan_random_heap(p.matrix, p.ranks, seed, cut));
+        return alltoallv::phased_schedule(p, alltoallv::plan_random_heap(p.counts, p.ranks, seed, cut));
     },
 }};
 

@@ -168,7 +168,7 @@ std::string check_plan(const PhasePlan& plan, std::span<const uint64_t> m, int P
 }
 
 void copy_diagonal(RankBuilder& b, const Problem& p, int r) {
-    const uint64_t u = p.matrix[static_cast<size_t>(r) * p.ranks + r];
+    const uint64_t u = p.counts[static_cast<size_t>(r) * p.ranks + r];
     const auto ur = static_cast<uint32_t>(r);
     const std::vector<Segment> src{Segment(Buf::in, ur, 1)}, dst{Segment(Buf::out, ur, 1)};
     if (u > 0) b.copy(src, dst, {}, u);
@@ -201,7 +201,7 @@ Schedule phased_schedule(const Problem& p, const PhasePlan& plan) {
 
 // make_schedule checks the matrix's size before applies(); an empty matrix here is a question about the algorithm
 // alone (`collplan estimate --algorithm all` asks before it passes the matrix), and every P is fine.
-std::string applies_matrix(const Problem& p) { return p.matrix.empty() ? "" : check_matrix(p.matrix, p.ranks); }
+std::string applies_matrix(const Problem& p) { return p.counts.empty() ? "" : check_matrix(p.counts, p.ranks); }
 
 ParamSpec seed_param() {
     return {"seed", ParamKind::integer, "1", 0, 2147483647, "random seed: the same seed gives the same schedule"};
