@@ -150,6 +150,8 @@ void bind_core(nb::module_& m) {
         .def_ro("needs_inverse", &Schedule::needs_inverse)
         .def_ro("idempotent_only", &Schedule::idempotent_only)
         .def_ro("rank_consistent", &Schedule::rank_consistent)
+        .def_ro("root", &Schedule::root)
+        .def_ro("counts", &Schedule::counts)
         .def_prop_ro("size_blocks", &Schedule::size_blocks)
         .def("blocks", [](const Schedule& s, const std::string& b) { return s.blocks(parse_buf(b)); }, "buffer"_a)
         .def_prop_ro("total_ops", &Schedule::total_ops)
@@ -168,14 +170,32 @@ void bind_core(nb::module_& m) {
         });
 
     m.def("make_schedule", [](const std::string& name, int ranks, const std::string& topo,
-                              const std::map<std::string, std::string>& params, const std::vector<uint64_t>& matrix,
-                              uint64_t max_memory) {
+                              const std::map<std::string, std::string>& params, std::vector<uint64_t> counts,
+                              int root, uint64_t max_memory) {
         const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
         const Job job = py::python_job(max_memory);
         nb::gil_scoped_release release;
-        return make_schedule(name, ranks, t, params, matrix, Schedule::kAllRanks, job);
+        return make_schedule(name, ranks, t, params, Inputs(std::move(counts), root), Schedule::kAllRanks, job);
     }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{},
-       "matrix"_a = std::vector<uint64_t>{}, "max_memory"_a = 0);
+       "counts"_a = std::vector<uint64_t>{}, "root"_a = 0, "max_memory"_a = 0);
+    // The collective descriptors (collective.hpp), in the enum's order.
+    m.def("collectives", [] {
+        nb::list out;
+        for (Collective c : kCollectives) {
+            const CollectiveInfo& i = describe(c);
+            nb::dict d;
+            d["name"] = std::string(i.name);
+            d["mpi_name"] = std::string(i.mpi_name);
+            d["rooted"] = i.rooted;
+            d["reduction"] = i.reduction;
+            d["counts"] = i.counts == Counts::none ? "none" : i.counts == Counts::per_rank ? "per_rank" : "matrix";
+            d["in_place"] = i.in_place == InPlace::none ? "none" : i.in_place == InPlace::send_everywhere ? "send"
+                            : i.in_place == InPlace::send_at_root ? "send_at_root" : "recv_at_root";
+            d["size"] = std::string(i.size);
+            out.append(d);
+        }
+        return out;
+    });
     m.def("default_max_memory", &default_max_memory_bytes);
     m.def("physical_memory", &physical_memory_bytes);
     m.def("require_memory", [](double bytes, const std::string& what, uint64_t max_memory) {
@@ -205,21 +225,24 @@ void bind_core(nb::module_& m) {
 
     m.def("sweep_cases", [](const std::string& name, int max_ranks) {
         int declined = 0;
-        std::vector<std::tuple<int, std::string, std::string, std::map<std::string, std::string>>> out;
+        std::vector<std::tuple<int, std::string, std::string, std::map<std::string, std::string>, int,
+                               std::vector<uint64_t>>> out;
         for (const SweepCase& c : sweep_cases(Registry::get().find(name), max_ranks, &declined))
-            out.emplace_back(c.ranks, c.topology, c.op, c.params);
+            out.emplace_back(c.ranks, c.topology, c.op, c.params, c.root, c.counts);
         return std::make_pair(out, declined);
     }, "name"_a, "max_ranks"_a);
     m.def("run_case", [](const std::string& name, int ranks, const std::string& topo, const std::string& op,
-                         const std::map<std::string, std::string>& params, uint64_t max_memory) {
+                         const std::map<std::string, std::string>& params, int root, std::vector<uint64_t> counts,
+                         uint64_t max_memory) {
         const Job job = py::python_job(max_memory);
         VerifyResult v;
         {
             nb::gil_scoped_release release;
-            v = run_case(SweepCase{name, ranks, topo, op, params}, job);
+            v = run_case(SweepCase{name, ranks, topo, op, params, root, std::move(counts)}, job);
         }
         return result_dict(v);
-    }, "name"_a, "ranks"_a, "topology"_a, "op"_a, "params"_a = std::map<std::string, std::string>{}, "max_memory"_a = 0);
+    }, "name"_a, "ranks"_a, "topology"_a, "op"_a, "params"_a = std::map<std::string, std::string>{}, "root"_a = 0,
+       "counts"_a = std::vector<uint64_t>{}, "max_memory"_a = 0);
 
     m.def("check_model", [](const std::string& spec) { return parse_model(spec)->spec(); }, "spec"_a);
     m.def("estimate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,

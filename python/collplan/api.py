@@ -9,13 +9,25 @@ from .limits import max_memory as _max_memory
 from .machines import load_machine
 
 
+# The collective descriptors (src/collplan/schedule/collective.hpp): name, mpi_name, rooted, reduction, counts
+# ("none", "per_rank", "matrix"), in_place, size (what a message size means), in the core's order.
+COLLECTIVES: list[dict] = _core.collectives()
+COLLECTIVE_NAMES: list[str] = [c["name"] for c in COLLECTIVES]
+
+
+def describe(collective: str) -> dict:
+    """The descriptor of a collective (CollplanError naming the allowed ones for an unknown name)."""
+    for c in COLLECTIVES:
+        if c["name"] == collective:
+            return c
+    raise CollplanError(f"unknown collective '{collective}' (allowed: {', '.join(COLLECTIVE_NAMES)})")
+
+
 def algorithms(collective: str | None = None) -> list[dict]:
     """Registered algorithms (name, collective, summary, source, params, topologies)."""
     algs = _core.algorithms()
     if collective is not None:
-        known = {a["collective"] for a in algs} | {"allgather", "alltoall", "alltoallv", "allreduce", "barrier"}
-        if collective not in known:
-            raise CollplanError(f"unknown collective '{collective}' (allowed: {', '.join(sorted(known))})")
+        describe(collective)
         algs = [a for a in algs if a["collective"] == collective]
     return algs
 
@@ -44,14 +56,21 @@ def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, s
 
 
 def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
-             matrix=None, collective: str | None = None, max_memory=None) -> _core.Schedule:
-    """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). A schedule
-    that would need more than max_memory bytes (default: a quarter of the RAM; "4GiB" accepted) is refused before it is
-    generated (CollplanError naming the need and the limit)."""
+             matrix=None, collective: str | None = None, max_memory=None, counts=None, root: int = 0) -> _core.Schedule:
+    """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). alltoallv takes
+    its P x P `matrix` (rows = senders), allgatherv and reduce_scatter their P `counts` (units per rank), the rooted
+    collectives (bcast, reduce, gather, scatter) a `root`. A schedule that would need more than max_memory bytes
+    (default: a quarter of the RAM; "4GiB" accepted) is refused before it is generated (CollplanError naming the
+    need and the limit)."""
     p, topo = _ranks_and_topology(ranks, topology)
-    flat = [] if matrix is None else [int(x) for row in matrix for x in row]
+    if matrix is not None and counts is not None:
+        raise CollplanError("give a matrix (alltoallv) or counts (allgatherv, reduce_scatter), not both")
+    flat = [int(x) for row in matrix for x in row] if matrix is not None else [int(x) for x in counts or []]
+    if isinstance(root, bool) or not isinstance(root, int):
+        raise CollplanError(f"root {root!r} is invalid (allowed: an integer 0..{p - 1})")
     return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
-                               {str(k): str(v) for k, v in (params or {}).items()}, flat, _max_memory(max_memory))
+                               {str(k): str(v) for k, v in (params or {}).items()}, flat, root,
+                               _max_memory(max_memory))
 
 
 # The reduction operations: the one table of src/collplan/schedule/reduction.hpp (name, commutative, idempotent,

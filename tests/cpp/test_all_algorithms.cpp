@@ -44,11 +44,12 @@ TEST(AllAlgorithms, EachRanksOwnProgramIsTheWholeSchedulesProgram) {
             std::vector<uint64_t> matrix;
             if (a.collective == Collective::alltoallv)  // a sparse matrix with uneven entries
                 for (int k = 0; k < c.ranks * c.ranks; ++k) matrix.push_back(k % 3 == 1 ? 0 : 1 + (k * 7) % 5);
-            const Schedule whole = make_schedule(a.name, c.ranks, t, c.params, matrix);
+            if (matrix.empty()) matrix = c.counts;
+            const Schedule whole = make_schedule(a.name, c.ranks, t, c.params, Inputs(matrix, c.root));
             for (int r = 0; r < c.ranks; ++r) {
-                Problem p{a.collective, c.ranks, t, validate_params(a, c.params), matrix, r};
+                Problem p{a.collective, c.ranks, t, validate_params(a, c.params), matrix, r, c.root};
                 EXPECT_FALSE(a.generate(p).whole()) << a.name << " P=" << c.ranks << " builds every rank for rank " << r;
-                const Schedule mine = make_schedule(a.name, c.ranks, t, c.params, matrix, r);
+                const Schedule mine = make_schedule(a.name, c.ranks, t, c.params, Inputs(matrix, c.root), r);
                 Schedule expected = whole;
                 EXPECT_TRUE(mine == std::move(expected).take_rank(r)) << a.name << " P=" << c.ranks << " " << c.topology << " rank " << r;
                 if (c.ranks > 1) EXPECT_THROW(mine.program((r + 1) % c.ranks), Error) << a.name;

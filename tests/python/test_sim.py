@@ -18,13 +18,13 @@ def _cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "collplan", *args], capture_output=True, text=True, timeout=timeout)
 
 
-def _case(alg: dict) -> tuple[str, dict]:
+def _case(alg: dict) -> tuple[str, dict, int, list]:
     """The largest case (P <= 16) of the algorithm's own verification sweep: a topology it applies to."""
     cases, _ = collplan._core.sweep_cases(alg["name"], 16)
     assert cases, f"{alg['name']} applies to no P <= 16"
     rank = {"torus": 0, "hypercube": 1, "full": 2, "ring": 3, "mesh": 4, "line": 5}
-    _ranks, topo, _op, params = min(cases, key=lambda c: (rank.get(c[1].split(":")[0], 9), -c[0]))
-    return topo, params
+    _ranks, topo, _op, params, root, counts = min(cases, key=lambda c: (rank.get(c[1].split(":")[0], 9), -c[0]))
+    return topo, params, root, counts
 
 
 @pytest.mark.parametrize("fidelity", FIDELITIES)
@@ -32,8 +32,8 @@ def test_every_algorithm_every_fidelity(fidelity):
     for alg in collplan.algorithms():
         if alg["collective"] == "alltoallv":
             continue
-        t, params = _case(alg)
-        s = collplan.schedule(alg["name"], topology=t, params=params)
+        t, params, root, counts = _case(alg)
+        s = collplan.schedule(alg["name"], topology=t, params=params, root=root, counts=counts or None)
         r = collplan.simulate(s, machine="a2at-torus", fidelity=fidelity, size="4KiB", topology=t)
         assert r.time_s > 0, alg["name"]
         assert len(r.rank_time_s) == s.ranks and max(r.rank_time_s) == pytest.approx(r.time_s)

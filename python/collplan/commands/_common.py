@@ -1,5 +1,5 @@
 """What several commands share: the problem options (--collective, --algorithm, --schedule, --ranks, --topology,
---param, --matrix) and turning them into a schedule."""
+--param, --matrix, --counts, --root) and turning them into a schedule."""
 from __future__ import annotations
 
 import argparse
@@ -9,9 +9,8 @@ import sys
 
 from .. import _core, limits
 from .._core import CollplanError
+from ..api import COLLECTIVE_NAMES as COLLECTIVES
 from ..api import MAX_RANKS, schedule
-
-COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 
@@ -69,6 +68,22 @@ def matrix_of(args):
     return m
 
 
+def counts_of(args) -> list[int] | None:
+    """allgatherv, reduce_scatter: --counts "3,0,5,..." (units per rank; P defaults to their number), else None."""
+    text = getattr(args, "counts", None)
+    if not text:
+        return None
+    try:
+        counts = [int(x, 10) for x in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or any(not 0 <= c <= UINT64_MAX for c in counts):
+        raise CollplanError(f"--counts {text} is invalid (allowed: comma-separated integers 0..2^64-1, one per rank)")
+    if args.ranks is None and not args.topology:
+        args.ranks = len(counts)
+    return counts
+
+
 def ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | None]:
     if args.ranks is None and not args.topology and not machine_topology:
         raise CollplanError("give --ranks P or --topology T")
@@ -95,10 +110,10 @@ def schedule_from_args(args, machine_topology: str = "") -> _core.Schedule:
         return read_schedule(args.schedule, args.max_memory)
     if not args.algorithm or not args.collective:
         raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
-    matrix = matrix_of(args)
+    matrix, counts = matrix_of(args), counts_of(args)
     ranks, topo = ranks_topology(args, machine_topology)
     return schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param), collective=args.collective,
-                    matrix=matrix, max_memory=args.max_memory)
+                    matrix=matrix, counts=counts, root=args.root, max_memory=args.max_memory)
 
 
 def add_max_memory(p) -> None:
@@ -120,6 +135,10 @@ def add_problem(p, need_algorithm=True):
     p.add_argument("--matrix", metavar="FILE|SPEC", help="alltoallv communication matrix: a .csv/.txt, .mtx or .json "
                    "file, or testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1, mesh:P=32,refine=2 (sizes in units "
                    "of the message size)")
+    p.add_argument("--counts", metavar="C0,C1,..", help="allgatherv, reduce_scatter: units per rank (one per rank, in "
+                   "units of the message size)")
+    p.add_argument("--root", type=int_arg("--root", 0, MAX_RANKS - 1), default=0,
+                   help="bcast, reduce, gather, scatter: the root rank (default 0)")
 
 
 def add_json_csv(p, what: str = "the rows") -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from .. import _core, limits
-from ..api import OPS, algorithms, verify
+from ..api import OPS, algorithms, describe, verify
 from ..progress import Progress
 from ._common import MAX_RANKS, add_json_csv, add_problem, int_arg, print_json_csv, schedule_from_args
 
@@ -32,7 +32,7 @@ def cmd_verify(args) -> int:
              ops=s.total_ops)
     if not print_json_csv(args, r, [r]):
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
-        if r["ok"] and s.collective == "allreduce":
+        if r["ok"] and describe(s.collective)["reduction"]:
             status += ", rank-consistent" if r["rank_consistent"] else f", not rank-consistent: {r['consistency']}"
         print(f"{s.algorithm} P={s.ranks} on {s.topology} op={op}: {s.total_ops} ops, {status}")
     return 0 if r["ok"] else 1
@@ -46,13 +46,14 @@ def _verify_all(args) -> int:
         for i, name in enumerate(names):
             cases, declined = _core.sweep_cases(name, args.max_ranks)
             passed = consistent = 0
-            for ranks, topo, op, params in cases:
-                r = _core.run_case(name, ranks, topo, op, params, max_memory=limits.max_memory(args.max_memory))
+            for ranks, topo, op, params, root, counts in cases:
+                r = _core.run_case(name, ranks, topo, op, params, root, counts,
+                                   max_memory=limits.max_memory(args.max_memory))
                 passed += r["ok"]
                 consistent += r["rank_consistent"]
                 if not r["ok"]:
                     failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params,
-                                     **r})
+                                     "root": root, "counts": counts, **r})
             rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
                          "rank_consistent": consistent})
             bar.step(i + 1)
@@ -60,12 +61,14 @@ def _verify_all(args) -> int:
         # consistent: allreduce cases whose every rank computes the same expression (verify.hpp)
         print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s} {'consistent':>11s}")
         for r, a in zip(rows, algs):
-            consistent = str(r["rank_consistent"]) if a["collective"] == "allreduce" else "-"
+            consistent = str(r["rank_consistent"]) if describe(a["collective"])["reduction"] else "-"
             print(f"{r['algorithm']:36s} {r['cases']:6d} {r['passed']:7d} {r['declined']:9d} {consistent:>11s}")
         total = sum(r["cases"] for r in rows)
         print(f"{len(names)} algorithms, {total} cases (P <= {args.max_ranks}), {len(failures)} failed, "
               f"{time.monotonic() - t0:.1f} s")
         for f in failures[:20]:
             params = ",".join(f"{k}={v}" for k, v in f["params"].items())
-            print(f"FAILED {f['algorithm']} P={f['ranks']} {f['topology']} {params} {f['op']}: {f['reason']}: {f['message']}")
+            where = f" root={f['root']}" if f["root"] else ""
+            print(f"FAILED {f['algorithm']} P={f['ranks']}{where} {f['topology']} {params} {f['op']}: {f['reason']}: "
+                  f"{f['message']}")
     return 0 if not failures else 1

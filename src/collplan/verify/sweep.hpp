@@ -16,6 +16,8 @@ struct SweepCase {
     std::string topology;  // canonical spec
     std::string op;        // allreduce: "sum", "max" or "noncommutative"; others: ""
     std::map<std::string, std::string> params;  // as given to the generator (defaults filled in later)
+    int root = 0;                  // rooted collectives: 0, P/2 and P-1 are swept
+    std::vector<uint64_t> counts;  // allgatherv, reduce_scatter: uneven units per rank, some of them 0
 };
 
 // Topology specs of a family for P ranks: "full" -> full:P, "ring" -> ring:P, "line" -> line:P,
@@ -24,8 +26,12 @@ struct SweepCase {
 std::vector<std::string> family_topologies(const std::string& family, int ranks);
 
 // The cases of one algorithm for P = 1..max_ranks and each of its sweep_params (declined problems are skipped
-// and counted in `declined`).
+// and counted in `declined`). Rooted collectives get roots 0, P/2 and P-1; collectives with per-rank counts get
+// sweep_counts(P). alltoallv has no cases (it needs a matrix; its own tests sweep it).
 std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* declined = nullptr);
+
+// The per-rank counts the sweep gives allgatherv and reduce_scatter: uneven, with zeros (2, 3, 0, 1, 2, ...).
+std::vector<uint64_t> sweep_counts(int ranks);
 
 // Generates and verifies one case; a generator exception is a failure with reason "generator-error".
 // Generator errors are a failed case; a MemoryLimitError and the job's cancellation propagate.
