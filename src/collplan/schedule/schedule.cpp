@@ -224,9 +224,10 @@ uint32_t RankBuilder::recv(int peer, int tag, std::span<const Segment> data, std
 uint32_t RankBuilder::copy(std::span<const Segment> src, std::span<const Segment> dst, std::span<const uint32_t> deps, uint64_t units) {
     return add(OpKind::copy, -1, static_cast<int32_t>(src.size()), src, dst, deps, units, 0);
 }
-uint32_t RankBuilder::reduce(std::span<const Segment> src, std::span<const Segment> dst, std::span<const uint32_t> deps, uint8_t flags) {
+uint32_t RankBuilder::reduce(std::span<const Segment> src, std::span<const Segment> dst, std::span<const uint32_t> deps, uint8_t flags,
+                             uint64_t units) {
     if (flags & opflag::fence) throw Error("reduce flags may only be reverse and inverse");
-    return add(OpKind::reduce, -1, static_cast<int32_t>(src.size()), src, dst, deps, kBlockUnits, flags);
+    return add(OpKind::reduce, -1, static_cast<int32_t>(src.size()), src, dst, deps, units, flags);
 }
 uint32_t RankBuilder::calc(uint32_t units, std::span<const uint32_t> deps) {
     if (units > 0x7fffffffu) throw Error("calc units " + std::to_string(units) + " too large (allowed: < 2^31)");

@@ -186,7 +186,7 @@ public:
     uint32_t copy(std::span<const Segment> src, std::span<const Segment> dst, std::span<const uint32_t> deps = {},
                   uint64_t units = kBlockUnits);
     uint32_t reduce(std::span<const Segment> src, std::span<const Segment> dst, std::span<const uint32_t> deps = {},
-                    uint8_t flags = 0);
+                    uint8_t flags = 0, uint64_t units = kBlockUnits);
     uint32_t calc(uint32_t units, std::span<const uint32_t> deps = {});
     uint32_t barrier(std::span<const uint32_t> deps = {});
     // Convenience overloads with initializer lists.
