@@ -27,9 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(p2.canonical() == p.canonical(), in);
     // Generate for a small P (1..24) on full:P, as the PMPI library would for such a communicator.
     const int P = 1 + static_cast<int>(fuzz::hash_of(in) % 24);
-    std::vector<uint64_t> matrix;
-    if (a->collective == Collective::alltoallv)
-        for (int i = 0; i < P * P; ++i) matrix.push_back(static_cast<uint64_t>((i * 7) % 5));
-    fuzz::accepted([&] { (void)make_schedule(a->name, P, Topology::full(P), spec.second, matrix); });
+    std::vector<uint64_t> counts(counts_size(a->collective, P));
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] = (i * 7) % 5;
+    const int root = describe(a->collective).rooted ? static_cast<int>(fuzz::hash_of(in) / 24 % static_cast<uint64_t>(P)) : 0;
+    fuzz::accepted([&] { (void)make_schedule(a->name, P, Topology::full(P), spec.second, Inputs(counts, root)); });
     return 0;
 }

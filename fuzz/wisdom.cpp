@@ -17,8 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(w2.entries.size() == w.entries.size(), j1);
     FUZZ_CHECK(to_json(w2) == j1, j1);
     const uint64_t h = fuzz::hash_of(in);
-    for (Collective c : {Collective::allgather, Collective::alltoall, Collective::alltoallv, Collective::allreduce,
-                         Collective::barrier}) {
+    for (Collective c : kCollectives) {
         const WisdomEntry* e = w.lookup(c, static_cast<int>(h % 64), h >> 8, "sum");
         if (e) FUZZ_CHECK(e->collective == c, j1);
     }

@@ -176,7 +176,7 @@ void put_header(std::string& o, const Schedule& s) {
     }
 }
 
-// alltoallv's matrix as P rows "matrix i: ..."; P counts as one line "counts: ...".
+// alltoallv's matrix as P rows "matrix i: ..."; P counts as one line "counts c0 c1 ...".
 void put_counts(std::string& o, const Schedule& s) {
     if (s.counts.empty()) return;
     const auto P = static_cast<size_t>(s.ranks());
@@ -184,7 +184,7 @@ void put_counts(std::string& o, const Schedule& s) {
         if (s.counts.size() != P)
             throw Error("schedule counts have " + std::to_string(s.counts.size()) + " entries (allowed: 0 or P = " +
                         std::to_string(P) + ")");
-        o += "counts:";
+        o += "counts";
         for (uint64_t c : s.counts) o += ' ', put_u(o, c);
         o += '\n';
         return;
@@ -422,8 +422,8 @@ void parse_options(Line& ln, OpKind kind, OpOptions& o) {
                              : w == "after" ? 16 : w == "ties" ? 32 : 0;
         if (bit == 0 || (seen & bit)) ln.fail(bit ? "each option at most once" : kWhat);
         if ((bit & 3) && kind != OpKind::reduce) ln.fail("an option allowed on " + std::string(to_string(kind)));
-        if (bit == 4 && kind != OpKind::send && kind != OpKind::recv && kind != OpKind::copy)
-            ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('units' is for send, recv, copy)");
+        if (bit == 4 && (kind == OpKind::calc || kind == OpKind::barrier))
+            ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('units' is for send, recv, copy, reduce)");
         if (bit == 32 && kind != OpKind::send)
             ln.fail("an option allowed on " + std::string(to_string(kind)) + " ('ties' is for send)");
         seen |= bit;
@@ -481,7 +481,7 @@ uint32_t add_op(Line& ln, RankBuilder& b, OpKind kind, OpScratch& sc) {
             case OpKind::send: return b.send(peer, tag, sc.src, o.deps, o.units);
             case OpKind::recv: return b.recv(peer, tag, sc.src, o.deps, o.units);
             case OpKind::copy: return b.copy(sc.src, sc.dst, o.deps, o.units);
-            case OpKind::reduce: return b.reduce(sc.src, sc.dst, o.deps, o.flags);
+            case OpKind::reduce: return b.reduce(sc.src, sc.dst, o.deps, o.flags, o.units);
             case OpKind::calc: return b.calc(static_cast<uint32_t>(calc_units), o.deps);
             case OpKind::barrier: break;
         }
@@ -597,7 +597,6 @@ void parse_counts(Line& ln, Schedule& s) {
     const auto P = static_cast<size_t>(s.ranks());
     if (describe(s.collective()).counts != Counts::per_rank)
         ln.fail(std::string("no 'counts' line: ") + to_string(s.collective()) + " has no per-rank counts");
-    ln.expect_text(":", "':' after 'counts'");
     uint64_t v = 0;
     for (size_t j = 0; j < P; ++j) {
         if (!ln.try_number(v)) ln.fail("count " + std::to_string(j) + " of " + std::to_string(P));
@@ -627,7 +626,7 @@ void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
         have = rd.next(ln);
     }
     const auto P = static_cast<size_t>(s.ranks());
-    if (!s.counts.empty() && s.counts.size() != P * P) {
+    if ((seen & 16) && s.counts.size() != P * P) {
         const std::string want = "'matrix " + std::to_string(s.counts.size() / P) + ":'";
         if (!have) fail_line(rd.line() + 1, "expected " + want + ", got end of input");
         ln.fail(want);
