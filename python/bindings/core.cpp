@@ -13,6 +13,7 @@
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/reduction.hpp"
 #include "collplan/schedule/text.hpp"
+#include "collplan/schedule/walk.hpp"
 #include "collplan/verify/sweep.hpp"
 
 namespace nb = nanobind;
@@ -75,6 +76,38 @@ nb::dict result_dict(const VerifyResult& v) {
     d["rank_consistent"] = v.rank_consistent;
     d["consistency"] = v.consistency;
     return d;
+}
+
+// The walk of the whole schedule (schedule/walk.hpp) as a list of events in walk order:
+//   ("open", r, begin, end)        rank r opens the group [begin, end)
+//   ("post", r, k)                 op k of rank r is posted (a local op completes at once)
+//   ("match", sr, sk, rr, rk)      send sk of rank sr and recv rk of rank rr complete together
+//   ("barrier", [(r, k), ...])     the barrier ops complete together
+// and the first send or recv without a partner ((rank, op) or None), and whether every op completed.
+nb::tuple walk_events(const Schedule& s) {
+    if (!s.whole()) throw Error("the walk needs the whole schedule, not only rank " + std::to_string(s.only_rank()) + "'s");
+    struct Events final : WalkVisitor {
+        nb::list out;
+        void open(int r, uint32_t begin, uint32_t end) override { out.append(nb::make_tuple("open", r, begin, end)); }
+        void post(int r, uint32_t k) override { out.append(nb::make_tuple("post", r, k)); }
+        void match(int sr, uint32_t sk, int rr, uint32_t rk) override { out.append(nb::make_tuple("match", sr, sk, rr, rk)); }
+        void barrier(std::span<const std::pair<int, uint32_t>> ops) override {
+            nb::list l;
+            for (const auto& [r, k] : ops) l.append(nb::make_tuple(r, k));
+            out.append(nb::make_tuple("barrier", l));
+        }
+    } events;
+    const Job job = py::python_job(0);
+    Walk walk(s, job);
+    const bool complete = walk.run(events);
+    nb::object unmatched = nb::none();
+    for (int r = 0; r < s.ranks() && unmatched.is_none(); ++r)
+        for (uint32_t k = 0; k < s.num_ops(r) && unmatched.is_none(); ++k) {
+            const OpKind kind = s.program(r).ops[k].kind;
+            if ((kind == OpKind::send || kind == OpKind::recv) && walk.partner(r, k) == kNoPartner)
+                unmatched = nb::make_tuple(r, k);
+        }
+    return nb::make_tuple(events.out, unmatched, complete);
 }
 
 nb::list ops_list(const Schedule& s, int rank) {
@@ -158,6 +191,7 @@ void bind_core(nb::module_& m) {
         .def_prop_ro("memory_bytes", &Schedule::memory_bytes)
         .def("num_ops", &Schedule::num_ops, "rank"_a)
         .def("ops", &ops_list, "rank"_a)
+        .def("walk", &walk_events)
         .def("to_text", &to_text)
         .def_static("from_text", [](const std::string& text, uint64_t max_memory) {
             const Job job = py::python_job(max_memory);

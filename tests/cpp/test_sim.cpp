@@ -9,7 +9,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
-#include "collplan/sim/common/matcher.hpp"
+#include "collplan/schedule/walk.hpp"
 #include "collplan/sim/simulate.hpp"
 
 namespace collplan {
@@ -247,7 +247,7 @@ TEST(SimParams, ParseAndCanonicalSpec) {
 }
 
 TEST(SimMatcher, FifoPerChannel) {
-    sim::Matcher m;
+    Matcher m;
     EXPECT_FALSE(m.post(true, 0, 1, 5, 100));
     EXPECT_FALSE(m.post(true, 0, 1, 5, 101));
     EXPECT_FALSE(m.post(false, 2, 1, 5, 200));  // another channel
@@ -263,7 +263,7 @@ TEST(SimMatcher, FifoPerChannel) {
 // With per-receiver lines: more channels per receiver than a line holds spill to the shared table and come back;
 // every channel stays first in, first out, whichever side waits.
 TEST(SimMatcher, FifoPerChannelAcrossLinesAndTable) {
-    sim::Matcher m(4);
+    Matcher m(4);
     for (int round = 0; round < 3; ++round) {
         for (int s = 0; s < 7; ++s)
             for (int j = 0; j < 3; ++j)
@@ -281,7 +281,7 @@ TEST(SimMatcher, FifoPerChannelAcrossLinesAndTable) {
 }
 
 TEST(SimMatcher, HasWaiting) {
-    sim::Matcher m(4);
+    Matcher m(4);
     EXPECT_FALSE(m.has_waiting(true, 0, 2, 0));
     for (int s = 0; s < 5; ++s) EXPECT_FALSE(m.post(true, s, 2, 0, static_cast<uint64_t>(s)));  // 3 in the line, 2 beyond
     EXPECT_FALSE(m.post(false, 1, 9, 0, 0));  // a receiver without a line

@@ -11,15 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
-#include <tuple>
 #include <vector>
 
 #include "collplan/model/bounds_gossip.hpp"
+#include "collplan/schedule/walk.hpp"
 
 namespace collplan {
 namespace {
 
-constexpr uint32_t kNone = 0xffffffffu;
 enum OpState : uint8_t { kWaiting = 0, kReady = 1, kStarted = 2, kDone = 3 };
 
 // Heap entry; `order` = (is a start request) << 63 | op << 31 | rank breaks ties between equal times:
@@ -35,57 +34,9 @@ struct Event {
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
-// The indices of `prog`'s ops of one kind (send or recv), sorted by (peer, tag, index): each channel is one run,
-// in program order.
-std::vector<uint32_t> sorted_ops(const RankProgram& prog, OpKind kind) {
-    std::vector<uint32_t> order;
-    for (uint32_t k = 0; k < prog.ops.size(); ++k)
-        if (prog.ops[k].kind == kind) order.push_back(k);
-    auto key = [&](uint32_t k) { return std::make_tuple(prog.ops[k].peer, prog.ops[k].aux, k); };
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-    return order;
-}
-
-// partner[base[r] + k]: the index (in the peer's program) of the op matched with send/recv k of rank r, or kNone.
-// The k-th send i -> j with tag t matches the k-th recv at j from i with tag t (program order per channel).
-// Senders are visited in increasing rank and each sender's runs in increasing (dst, tag), so every receiver's
-// wanted runs come in increasing (src, tag) order: one forward cursor per receiver suffices.
-std::vector<uint32_t> match_channels(const Schedule& s, const std::vector<size_t>& base, CancelPoll& poll) {
-    const int P = s.ranks();
-    std::vector<std::vector<uint32_t>> recvs(static_cast<size_t>(P));
-    for (int r = 0; r < P; ++r) poll.tick(s.num_ops(r) + 1), recvs[r] = sorted_ops(s.program(r), OpKind::recv);
-    std::vector<uint32_t> partner(base[P], kNone), cursor(static_cast<size_t>(P), 0);
-    for (int i = 0; i < P; ++i) {
-        poll.tick(s.num_ops(i) + 1);
-        const auto& ops = s.program(i).ops;
-        const std::vector<uint32_t> sends = sorted_ops(s.program(i), OpKind::send);
-        for (size_t a = 0; a < sends.size();) {
-            const int j = ops[sends[a]].peer, tag = ops[sends[a]].aux;
-            size_t b = a + 1;
-            while (b < sends.size() && ops[sends[b]].peer == j && ops[sends[b]].aux == tag) ++b;
-            const auto& rops = s.program(j).ops;
-            const std::vector<uint32_t>& rord = recvs[j];
-            auto key = [&](uint32_t c) { return std::make_pair(rops[rord[c]].peer, rops[rord[c]].aux); };
-            uint32_t& c = cursor[j];
-            while (c < rord.size() && key(c) < std::make_pair(i, tag)) ++c;
-            for (; a < b && c < rord.size() && key(c) == std::make_pair(i, tag); ++a, ++c) {
-                partner[base[i] + sends[a]] = rord[c];
-                partner[base[j] + rord[c]] = sends[a];
-            }
-            a = b;
-        }
-    }
-    return partner;
-}
-
 struct RankState {
-    uint32_t group_begin = 0, group_end = 0;  // the active group [begin, end)
-    uint32_t remaining = 0;                   // its ops not yet complete
-    double group_done = 0;                    // latest completion so far (of this and the earlier groups)
-    double cpu_free = 0;                      // local ops are serialised on the rank's CPU
+    double cpu_free = 0;   // local ops are serialised on the rank's CPU
     double last_done = 0;
-    std::vector<uint32_t> pending;                 // per op of the group: in-group deps not complete (or empty)
-    std::vector<uint32_t> dep_offset, dependents;  // CSR over the group: ops waiting for each op
 };
 
 class Simulation {
@@ -95,12 +46,10 @@ public:
 
 private:
     size_t at(int r, uint32_t k) const { return base_[static_cast<size_t>(r)] + k; }
-    std::span<const uint32_t> deps(int r, uint32_t k) const;
     void push(double t, bool request, int r, uint32_t k) {
         heap_.push({t, (uint64_t{request} << 63) | (uint64_t{k} << 31) | static_cast<uint64_t>(r)});
     }
-    void activate(int r, uint32_t begin, double t);
-    void build_group_deps(int r);
+    void make_ready(int r, double t);
     void make_ready(int r, uint32_t k, double t);
     void complete(int r, uint32_t k, double t);
     void start(int r, uint32_t k, double t);
@@ -119,6 +68,8 @@ private:
     std::vector<uint32_t> partner_;
     std::vector<uint8_t> state_;  // OpState
     std::vector<RankState> ranks_;
+    std::vector<RankCursor> cur_;    // readiness: groups and explicit dependencies (schedule/walk.hpp)
+    std::vector<uint32_t> ready_;    // scratch: the ops a completion makes ready
     std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
     std::vector<std::vector<uint32_t>> barrier_ops_;  // per rank: its barrier ops in program order
     std::vector<uint32_t> barrier_arrived_;           // per barrier ordinal: ranks that reached it
@@ -128,11 +79,12 @@ private:
 
 Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job)
     : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
-    base_.assign(static_cast<size_t>(P_) + 1, 0);
-    for (int r = 0; r < P_; ++r) base_[r + 1] = base_[r] + s.num_ops(r);
-    partner_ = match_channels(s, base_, poll_);
+    base_ = op_offsets(s);
+    partner_ = match_partners(s, base_, &poll_);
     state_.assign(base_[P_], kWaiting);
     ranks_.resize(static_cast<size_t>(P_));
+    cur_.reserve(static_cast<size_t>(P_));
+    for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     barrier_ops_.resize(static_cast<size_t>(P_));
@@ -144,15 +96,12 @@ Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& mod
     }
 }
 
-std::span<const uint32_t> Simulation::deps(int r, uint32_t k) const {
-    const RankProgram& p = s_.program(r);
-    const uint32_t end = k + 1 < p.ops.size() ? p.ops[k + 1].dep_begin : static_cast<uint32_t>(p.deps.size());
-    return std::span<const uint32_t>(p.deps.data() + p.ops[k].dep_begin, end - p.ops[k].dep_begin);
-}
-
 Estimate Simulation::run() {
-    for (int r = 0; r < P_; ++r)
-        if (s_.num_ops(r) > 0) activate(r, 0, 0.0);
+    for (int r = 0; r < P_; ++r) {
+        ready_.clear();
+        cur_[r].start(ready_);
+        make_ready(r, 0.0);
+    }
     while (!heap_.empty()) {
         poll_.tick();
         const Event e = heap_.top();
@@ -163,48 +112,15 @@ Estimate Simulation::run() {
     Estimate est;
     for (int r = 0; r < P_; ++r) {
         const RankState& rs = ranks_[r];
-        if (rs.remaining > 0 || rs.group_end < s_.num_ops(r)) report_stuck();
+        if (!cur_[r].finished()) report_stuck();
         if (rs.last_done > est.time_s) est = {rs.last_done, r};
     }
     return est;
 }
 
-// Opens the group starting at `begin` at time t (every earlier op is complete) and readies its free ops.
-void Simulation::activate(int r, uint32_t begin, double t) {
-    RankState& rs = ranks_[r];
-    const auto& ops = s_.program(r).ops;
-    uint32_t end = begin + 1;
-    while (end < ops.size() && !ops[end].fence()) ++end;
-    rs.group_begin = begin;
-    rs.group_end = end;
-    rs.remaining = end - begin;
-    rs.group_done = std::max(rs.group_done, t);
-    build_group_deps(r);
-    for (uint32_t k = begin; k < end; ++k)
-        if (rs.pending.empty() || rs.pending[k - begin] == 0) make_ready(r, k, t);
-}
-
-// Fills pending/dependents for the explicit deps that point into the active group (deps on earlier groups are
-// already complete). Leaves them empty when the group has none.
-void Simulation::build_group_deps(int r) {
-    RankState& rs = ranks_[r];
-    const uint32_t b = rs.group_begin, n = rs.group_end - b;
-    rs.pending.clear();
-    bool any = false;
-    for (uint32_t k = b; k < rs.group_end && !any; ++k)
-        for (uint32_t d : deps(r, k)) any = any || d >= b;
-    if (!any) return;
-    rs.pending.assign(n, 0);
-    rs.dep_offset.assign(n + 1, 0);
-    for (uint32_t k = b; k < rs.group_end; ++k)
-        for (uint32_t d : deps(r, k))
-            if (d >= b) ++rs.pending[k - b], ++rs.dep_offset[d - b + 1];
-    for (uint32_t i = 0; i < n; ++i) rs.dep_offset[i + 1] += rs.dep_offset[i];
-    rs.dependents.resize(rs.dep_offset[n]);
-    std::vector<uint32_t> fill(rs.dep_offset.begin(), rs.dep_offset.end() - 1);
-    for (uint32_t k = b; k < rs.group_end; ++k)
-        for (uint32_t d : deps(r, k))
-            if (d >= b) rs.dependents[fill[d - b]++] = k - b;
+// Readies the ops in ready_ (those a completion at time t made ready, in program order).
+void Simulation::make_ready(int r, double t) {
+    for (uint32_t k : ready_) make_ready(r, k, t);
 }
 
 void Simulation::make_ready(int r, uint32_t k, double t) {
@@ -214,22 +130,19 @@ void Simulation::make_ready(int r, uint32_t k, double t) {
     if (op.kind == OpKind::barrier) return arrive_barrier(r, k, t);
     if (!is_comm(op.kind)) return push(t, true, r, k);
     const uint32_t p = partner_[i];
-    if (p == kNone || state_[at(op.peer, p)] != kReady) return;  // the second of the pair to be ready starts it
+    if (p == kNoPartner || state_[at(op.peer, p)] != kReady) return;  // the second of the pair to be ready starts it
     if (op.kind == OpKind::send) push(t, true, r, k);
     else push(t, true, op.peer, p);
 }
 
+// Events come in time order, so t is the latest completion of the rank so far: the time its next group opens.
 void Simulation::complete(int r, uint32_t k, double t) {
     RankState& rs = ranks_[r];
     state_[at(r, k)] = kDone;
     rs.last_done = std::max(rs.last_done, t);
-    rs.group_done = std::max(rs.group_done, t);
-    if (!rs.pending.empty()) {
-        const uint32_t rel = k - rs.group_begin;
-        for (uint32_t x = rs.dep_offset[rel]; x < rs.dep_offset[rel + 1]; ++x)
-            if (--rs.pending[rs.dependents[x]] == 0) make_ready(r, rs.group_begin + rs.dependents[x], t);
-    }
-    if (--rs.remaining == 0 && rs.group_end < s_.num_ops(r)) activate(r, rs.group_end, rs.group_done);
+    ready_.clear();
+    cur_[r].complete(k, ready_);
+    make_ready(r, t);
 }
 
 // A start request: a local op takes the CPU, a send (with its matched recv) takes one port at each end.

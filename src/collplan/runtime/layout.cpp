@@ -2,8 +2,9 @@
 #include "collplan/runtime/layout.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <map>
+
+#include "collplan/schedule/walk.hpp"
 
 namespace collplan {
 namespace {
@@ -26,102 +27,65 @@ int64_t own_id(Collective c, int P, uint32_t C, int rank, Buf b, uint32_t block)
     }
 }
 
-// Symbolic run of every rank's program: which block id sits in which block when each op runs.
-class Flow {
+// Symbolic run of every rank's program (schedule/walk.hpp): which block id sits in which block when each op runs.
+template <class Held>
+class Flow final : public WalkVisitor {
 public:
-    Flow(const Schedule& s, int me) : s_(s), P_(s.ranks()), me_(me) {
+    Flow(const Schedule& s, int me, std::vector<std::vector<Held>>& held)
+        : s_(s), P_(s.ranks()), me_(me), held_(held), walk_(s, default_job()) {
         const uint32_t nb = s.blocks(Buf::in) + s.blocks(Buf::out) + s.blocks(Buf::tmp);
         ids_.assign(static_cast<size_t>(P_) * nb, kUnknown);
         for (int r = 0; r < P_; ++r)
             for (Buf b : {Buf::in, Buf::out})
                 for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = own_id(s.collective(), P_, s.blocks(Buf::in), r, b, k);
-        st_.resize(static_cast<size_t>(P_));
-        for (int r = 0; r < P_; ++r) index_rank(r);
-        match();
+        for (int r = 0; r < P_; ++r)
+            for (uint32_t i = 0; i < s.num_ops(r); ++i)
+                if (s.program(r).ops[i].kind == OpKind::send && walk_.partner(r, i) == kNoPartner)
+                    throw Error("schedule " + s_.algorithm + ": rank " + std::to_string(r) + " op " + std::to_string(i) +
+                                " sends to " + std::to_string(s.program(r).ops[i].peer) + " with no matching recv");
     }
 
     // Runs to completion; fills held[2 i] (sources) and held[2 i + 1] (destinations) of this rank's op i.
-    template <class Held>
-    void run(std::vector<std::vector<Held>>& held) {
-        held.assign(2 * s_.num_ops(me_), {});
-        for (int r = 0; r < P_; ++r)
-            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
-                if (st_[r].pending[i] == 0) ready_.push_back({r, i});
-        while (!ready_.empty()) {
-            auto [r, i] = ready_.front();
-            ready_.pop_front();
-            step(r, i, held);
-        }
+    void run() {
+        held_.assign(2 * s_.num_ops(me_), {});
+        walk_.run(*this);
         for (uint32_t i = 0; i < s_.num_ops(me_); ++i)
-            if (!st_[me_].done[i])
+            if (!walk_.done(me_, i))
                 throw Error("schedule " + s_.algorithm + " never completes rank " + std::to_string(me_) + " op " +
                             std::to_string(i) + " (deadlock or unmatched message)");
     }
 
-private:
-    struct RankState {
-        std::vector<uint32_t> group, group_begin, group_left, pending;
-        std::vector<std::vector<uint32_t>> dependents;
-        std::vector<uint8_t> done, waiting;
-        std::vector<int> partner_rank;
-        std::vector<uint32_t> partner_op;
-        std::vector<std::vector<int64_t>> payload;  // recv: ids delivered by the matching send
-        std::vector<uint8_t> delivered;
-        uint32_t open_group = 0;                     // lowest group not yet complete
-    };
+    void post(int r, uint32_t i) override {
+        const OpView v = s_.op(r, i);
+        switch (v.op.kind) {
+            case OpKind::send:  // carries its data as it is when the send is posted
+                record(r, i, 0, v.src());
+                payload_[{r, i}] = read(r, v.src());
+                break;
+            case OpKind::copy:
+            case OpKind::reduce:
+                record(r, i, 0, v.src());
+                if (v.op.kind == OpKind::copy) write(r, v.dst(), read(r, v.src()));
+                record(r, i, 1, v.dst());
+                break;
+            default: break;  // a recv completes in match(); calc and barrier move no data
+        }
+    }
 
+    void match(int sr, uint32_t si, int rr, uint32_t ri) override {
+        const auto it = payload_.find({sr, si});
+        const std::span<const Segment> dst = s_.op(rr, ri).dst();
+        write(rr, dst, it->second);
+        payload_.erase(it);
+        record(rr, ri, 1, dst);
+    }
+
+private:
     int64_t& id(int r, Buf b, uint32_t k) {
         size_t base = static_cast<size_t>(r) * (s_.blocks(Buf::in) + s_.blocks(Buf::out) + s_.blocks(Buf::tmp));
         if (b != Buf::in) base += s_.blocks(Buf::in);
         if (b == Buf::tmp) base += s_.blocks(Buf::out);
         return ids_[base + k];
-    }
-
-    void index_rank(int r) {
-        RankState& rs = st_[r];
-        const size_t n = s_.num_ops(r);
-        rs.group.resize(n);
-        rs.pending.assign(n, 0);
-        rs.dependents.resize(n);
-        rs.done.assign(n, 0);
-        rs.waiting.assign(n, 0);
-        rs.partner_rank.assign(n, -1);
-        rs.partner_op.assign(n, 0);
-        rs.payload.resize(n);
-        rs.delivered.assign(n, 0);
-        uint32_t g = 0;
-        for (uint32_t i = 0; i < n; ++i) {
-            const OpView v = s_.op(r, i);
-            if (i > 0 && v.op.fence()) ++g;
-            if (i == 0 || v.op.fence()) rs.group_begin.push_back(i), rs.group_left.push_back(0);
-            rs.group[i] = g;
-            ++rs.group_left[g];
-            rs.pending[i] = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
-            for (uint32_t d : v.deps) rs.dependents[d].push_back(i);
-        }
-        rs.group_begin.push_back(static_cast<uint32_t>(n));
-    }
-
-    // The k-th send i->j with tag t matches the k-th recv at j from i with tag t (program order).
-    void match() {
-        std::map<std::tuple<int, int, int>, std::deque<uint32_t>> recvs;  // (dst, src, tag) -> recv ops
-        for (int r = 0; r < P_; ++r)
-            for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
-                const Op& op = s_.program(r).ops[i];
-                if (op.kind == OpKind::recv) recvs[{r, op.peer, op.tag()}].push_back(i);
-            }
-        for (int r = 0; r < P_; ++r)
-            for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
-                const Op& op = s_.program(r).ops[i];
-                if (op.kind != OpKind::send) continue;
-                auto& q = recvs[{op.peer, r, op.tag()}];
-                if (q.empty())
-                    throw Error("schedule " + s_.algorithm + ": rank " + std::to_string(r) + " op " +
-                                std::to_string(i) + " sends to " + std::to_string(op.peer) + " with no matching recv");
-                st_[r].partner_rank[i] = op.peer;
-                st_[r].partner_op[i] = q.front();
-                q.pop_front();
-            }
     }
 
     std::vector<int64_t> read(int r, std::span<const Segment> segs) {
@@ -136,72 +100,19 @@ private:
             for (uint32_t b = 0; b < g.count && k < v.size(); ++b) id(r, g.buf(), g.first() + b) = v[k++];
     }
 
-    template <class Held>
-    void record(int r, uint32_t i, int side, std::span<const Segment> segs, std::vector<std::vector<Held>>& held) {
+    void record(int r, uint32_t i, int side, std::span<const Segment> segs) {
         if (r != me_) return;
         for (const Segment& g : segs)
             for (uint32_t k = 0; k < g.count; ++k)
-                held[2 * i + side].push_back({g.buf(), g.first() + k, id(r, g.buf(), g.first() + k)});
-    }
-
-    template <class Held>
-    void step(int r, uint32_t i, std::vector<std::vector<Held>>& held) {
-        const OpView v = s_.op(r, i);
-        RankState& rs = st_[r];
-        switch (v.op.kind) {
-            case OpKind::send: {
-                record(r, i, 0, v.src(), held);
-                RankState& ps = st_[rs.partner_rank[i]];
-                const uint32_t j = rs.partner_op[i];
-                ps.payload[j] = read(r, v.src());
-                ps.delivered[j] = 1;
-                if (ps.waiting[j]) deliver(rs.partner_rank[i], j, held);
-                break;
-            }
-            case OpKind::recv:
-                if (!rs.delivered[i]) {
-                    rs.waiting[i] = 1;
-                    return;  // completes when the matching send starts
-                }
-                deliver(r, i, held);
-                return;
-            case OpKind::copy:
-            case OpKind::reduce:
-                record(r, i, 0, v.src(), held);
-                if (v.op.kind == OpKind::copy) write(r, v.dst(), read(r, v.src()));
-                record(r, i, 1, v.dst(), held);
-                break;
-            default: break;  // calc and barrier move no data
-        }
-        complete(r, i);
-    }
-
-    template <class Held>
-    void deliver(int r, uint32_t i, std::vector<std::vector<Held>>& held) {
-        const OpView v = s_.op(r, i);
-        write(r, v.dst(), st_[r].payload[i]);
-        record(r, i, 1, v.dst(), held);
-        complete(r, i);
-    }
-
-    void complete(int r, uint32_t i) {
-        RankState& rs = st_[r];
-        rs.done[i] = 1;
-        for (uint32_t d : rs.dependents[i])
-            if (--rs.pending[d] == 0) ready_.push_back({r, d});
-        --rs.group_left[rs.group[i]];
-        while (rs.open_group + 1 < rs.group_left.size() && rs.group_left[rs.open_group] == 0) {
-            ++rs.open_group;
-            for (uint32_t k = rs.group_begin[rs.open_group]; k < rs.group_begin[rs.open_group + 1]; ++k)
-                if (--rs.pending[k] == 0) ready_.push_back({r, k});
-        }
+                held_[2 * i + side].push_back({g.buf(), g.first() + k, id(r, g.buf(), g.first() + k)});
     }
 
     const Schedule& s_;
     int P_, me_;
+    std::vector<std::vector<Held>>& held_;
+    Walk walk_;
     std::vector<int64_t> ids_;
-    std::vector<RankState> st_;
-    std::deque<std::pair<int, uint32_t>> ready_;
+    std::map<std::pair<int, uint32_t>, std::vector<int64_t>> payload_;  // posted sends not yet matched
 };
 
 }  // namespace
@@ -267,8 +178,8 @@ bool Layout::uniform(const Schedule& s, const CallShape& shape) {
 }
 
 void Layout::analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>& held) {
-    Flow flow(s, rank);
-    flow.run(held);
+    Flow<Held> flow(s, rank, held);
+    flow.run();
 }
 
 uint64_t Layout::id_bytes(int64_t id) const {

@@ -12,8 +12,8 @@
 //                          out[i] at recv_displs[i] (the caller's displacements, in bytes);
 //   barrier             -- every block is empty.
 // The size of what a tmp block holds is not fixed by its position: tmp[0] may hold segment 3 in one round and
-// segment 5 in the next. When blocks differ in size, Layout runs the schedule symbolically on all ranks (sends
-// complete at once, a recv when its matching send has started) and records, for every op of this rank, which
+// segment 5 in the next. When blocks differ in size, Layout runs the schedule symbolically on all ranks (the walk
+// of schedule/walk.hpp: a send carries its data as it is when posted, a recv completes with its matching send) and records, for every op of this rank, which
 // block (allreduce: segment s; alltoallv: block i->j) each segment holds; tmp block b gets a slot as large as the
 // largest block it ever holds. Every op's data then becomes a list of byte chunks (buffer, offset, bytes),
 // adjacent chunks merged.

@@ -3,7 +3,8 @@
 // How: (1) match every send with its recv by channel order; (2) run the schedule as a worklist: an op is
 // posted when its prerequisites (earlier groups, explicit deps) have completed; local ops complete at once;
 // a send/recv pair completes when both are posted (the rendezvous worst case: a send never completes
-// before its receive is posted); (3) carry symbolic data through every op; (4) check the final state.
+// before its receive is posted) -- both are the walker's (schedule/walk.hpp); (3) carry symbolic data through
+// every op; (4) check the final state.
 // Races are checked separately on each rank's happens-before order. Anything left incomplete is a deadlock,
 // reported with the wait cycle. (5) allreduce: compare the expressions every rank ends with (rank-consistency).
 #include "collplan/verify/verify.hpp"
@@ -11,11 +12,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <deque>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "collplan/schedule/reduction.hpp"
+#include "collplan/schedule/walk.hpp"
 
 namespace collplan {
 namespace {
@@ -160,10 +162,10 @@ std::string block_name(const Schedule& s, int64_t tok) { return item_name(s.coll
 std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) + "[" + std::to_string(block) + "]"; }
 
 // ---------------------------------------------------------------------------------------------------------
-class Verifier {
+class Verifier final : public WalkVisitor {
 public:
     Verifier(const Schedule& s, const VerifyOptions& o, const Job& job)
-        : s_(s), opt_(o), poll_(job), P_(s.ranks()), info_(describe(s.collective())), store_(s),
+        : s_(s), opt_(o), job_(job), poll_(job), P_(s.ranks()), info_(describe(s.collective())), store_(s),
           exprs_(P_, info_.reduction ? static_cast<uint32_t>(item_count(s.collective(), s.shape())) : 0) {
         for (Buf b : {Buf::in, Buf::out}) {
             const int i = static_cast<int>(b);
@@ -174,8 +176,8 @@ public:
 
     void run() {
         check_declarations();
-        index_groups();
-        match_messages();
+        walk_.emplace(s_, job_);
+        check_matching();
         if (opt_.check_races)
             for (int r = 0; r < P_; ++r) poll_.tick(s_.num_ops(r) + 1), check_races(r);
         init_data();
@@ -189,18 +191,13 @@ public:
 
 private:
     struct RankState {
-        std::vector<uint32_t> group;          // group index of each op
-        std::vector<uint32_t> group_begin;    // first op of each group (+ sentinel)
-        std::vector<uint32_t> group_done;     // completed ops per group
-        std::vector<uint32_t> pending;        // unmet prerequisites per op
-        std::vector<uint32_t> dependents_begin, dependents;  // reverse explicit deps (CSR)
-        std::vector<uint32_t> partner;        // send/recv: index of the matching op at the peer
-        std::vector<uint8_t> posted, done;
+        uint32_t group_begin = 0, prev_group_begin = 0;  // the open group's first op, the previous group's
         std::vector<std::vector<uint64_t>> knows;  // barrier collective: ranks known to have started, per op
     };
 
     const Schedule& s_;
     VerifyOptions opt_;
+    const Job& job_;
     CancelPoll poll_;
     int P_;
     const CollectiveInfo& info_;
@@ -209,8 +206,7 @@ private:
     Exprs exprs_;
     VerifyResult result_;
     std::vector<RankState> st_;
-    std::deque<std::pair<int, uint32_t>> ready_;
-    std::vector<std::vector<std::pair<int, uint32_t>>> barrier_posted_;  // per barrier index: posted ops
+    std::optional<Walk> walk_;               // readiness and matching
     std::vector<Payload> inflight_;          // payload of posted sends, by slot id
     Payload src_, dst_;                      // a copy's or reduce's operands
     std::vector<std::vector<uint32_t>> inflight_slot_;  // per rank per op: slot in inflight_
@@ -242,80 +238,43 @@ private:
         }
     }
 
-    // -------------------------------------------------------------------------------- structure
-    void index_groups() {
-        st_.resize(static_cast<size_t>(P_));
-        for (int r = 0; r < P_; ++r) {
-            poll_.tick(s_.num_ops(r) + 1);
-            RankState& rs = st_[r];
-            const size_t n = s_.num_ops(r);
-            rs.group.resize(n);
-            rs.pending.assign(n, 0);
-            rs.posted.assign(n, 0);
-            rs.done.assign(n, 0);
-            rs.partner.assign(n, ~0u);
-            std::vector<uint32_t> ndeps(n + 1, 0);
-            uint32_t g = 0;
-            for (uint32_t i = 0; i < n; ++i) {
-                const OpView v = s_.op(r, i);
-                if (v.op.fence() && i > 0) ++g;
-                if (i == 0 || v.op.fence()) rs.group_begin.push_back(i);
-                rs.group[i] = g;
-                rs.pending[i] = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
-                for (uint32_t d : v.deps) ++ndeps[d + 1];
-            }
-            rs.group_begin.push_back(static_cast<uint32_t>(n));
-            rs.group_done.assign(rs.group_begin.size() - 1, 0);
-            for (size_t i = 1; i <= n; ++i) ndeps[i] += ndeps[i - 1];
-            rs.dependents_begin = ndeps;
-            rs.dependents.resize(ndeps[n]);
-            for (uint32_t i = 0; i < n; ++i)
-                for (uint32_t d : s_.op(r, i).deps) rs.dependents[ndeps[d]++] = i;
-        }
-    }
-
-    // The k-th send i->j with tag t matches the k-th recv at j from i with tag t.
-    void match_messages() {
-        struct Key {
-            int32_t peer, tag;
-            uint32_t op;
-            bool operator<(const Key& o) const { return std::tie(peer, tag, op) < std::tie(o.peer, o.tag, o.op); }
-        };
-        std::vector<std::vector<Key>> sends(P_), recvs(P_);
-        for (int r = 0; r < P_; ++r) {
-            poll_.tick(s_.num_ops(r) + 1);
-            const auto& ops = s_.program(r).ops;
-            for (uint32_t i = 0; i < ops.size(); ++i) {
-                if (ops[i].kind == OpKind::send) sends[r].push_back({ops[i].peer, ops[i].tag(), i});
-                if (ops[i].kind == OpKind::recv) recvs[r].push_back({ops[i].peer, ops[i].tag(), i});
-            }
-            std::sort(sends[r].begin(), sends[r].end());
-            std::sort(recvs[r].begin(), recvs[r].end());
-        }
+    // -------------------------------------------------------------------------------- matching
+    // The k-th send i->j with tag t matches the k-th recv at j from i with tag t (the walker's match_partners).
+    // Reported in channel order: per sender, the first send in (peer, tag, op) order without a recv or with a
+    // recv of another size; then unequal barrier counts; then, per receiver, the first recv without a send.
+    void check_matching() {
+        using Key = std::tuple<int32_t, int32_t, uint32_t>;
+        const Walk& w = *walk_;
         for (int i = 0; i < P_; ++i) {
             poll_.tick(s_.num_ops(i) + 1);
-            const auto& sl = sends[i];
-            for (size_t a = 0; a < sl.size();) {
-                size_t b = a;
-                while (b < sl.size() && sl[b].peer == sl[a].peer && sl[b].tag == sl[a].tag) ++b;
-                const int j = sl[a].peer;
-                const auto& rl = recvs[j];
-                auto lo = std::lower_bound(rl.begin(), rl.end(), Key{i, sl[a].tag, 0});
-                for (size_t k = a; k < b; ++k, ++lo) {
-                    if (lo == rl.end() || lo->peer != i || lo->tag != sl[a].tag)
-                        fail("unmatched-send", i, sl[k].op, op_text(s_, i, sl[k].op) + " has no matching recv on rank " + std::to_string(j));
-                    st_[i].partner[sl[k].op] = lo->op;
-                    st_[j].partner[lo->op] = sl[k].op;
-                    check_sizes(i, sl[k].op, j, lo->op);
-                }
-                a = b;
+            const auto& ops = s_.program(i).ops;
+            std::optional<Key> first;
+            for (uint32_t k = 0; k < ops.size(); ++k) {
+                if (ops[k].kind != OpKind::send) continue;
+                const Key key{ops[k].peer, ops[k].tag(), k};
+                if (first && *first < key) continue;
+                const uint32_t p = w.partner(i, k);
+                if (p == kNoPartner || !same_size(i, k, ops[k].peer, p)) first = key;
             }
+            if (!first) continue;
+            const auto [j, tag, k] = *first;
+            if (w.partner(i, k) == kNoPartner)
+                fail("unmatched-send", i, k, op_text(s_, i, k) + " has no matching recv on rank " + std::to_string(j));
+            check_sizes(i, k, j, w.partner(i, k));
         }
         check_barrier_counts();
-        for (int j = 0; j < P_; ++j)
-            for (const Key& k : recvs[j])
-                if (st_[j].partner[k.op] == ~0u)
-                    fail("unmatched-recv", j, k.op, op_text(s_, j, k.op) + " has no matching send on rank " + std::to_string(k.peer));
+        for (int j = 0; j < P_; ++j) {
+            const auto& ops = s_.program(j).ops;
+            std::optional<Key> first;
+            for (uint32_t k = 0; k < ops.size(); ++k)
+                if (ops[k].kind == OpKind::recv && w.partner(j, k) == kNoPartner) {
+                    const Key key{ops[k].peer, ops[k].tag(), k};
+                    if (!first || key < *first) first = key;
+                }
+            if (first)
+                fail("unmatched-recv", j, std::get<2>(*first), op_text(s_, j, std::get<2>(*first)) +
+                     " has no matching send on rank " + std::to_string(std::get<0>(*first)));
+        }
     }
 
     // The k-th barrier of every rank meets the k-th of every other: all ranks need the same number.
@@ -329,9 +288,14 @@ private:
                      " barrier ops but rank 0 has " + std::to_string(n[0]) + " (every rank must join every barrier)");
     }
 
+    bool same_size(int i, uint32_t si, int j, uint32_t ri) const {
+        const OpView a = s_.op(i, si), b = s_.op(j, ri);
+        return a.units == b.units && block_count(a.segs) == block_count(b.segs);
+    }
+
     void check_sizes(int i, uint32_t si, int j, uint32_t ri) {
         const OpView a = s_.op(i, si), b = s_.op(j, ri);
-        if (a.units != b.units || block_count(a.segs) != block_count(b.segs))
+        if (!same_size(i, si, j, ri))
             fail("size-mismatch", i, si, op_text(s_, i, si) + " sends " + std::to_string(block_count(a.segs)) + " blocks (" +
                  std::to_string(a.units) + " units) but " + op_text(s_, j, ri) + " expects " +
                  std::to_string(block_count(b.segs)) + " blocks (" + std::to_string(b.units) + " units)");
@@ -352,8 +316,8 @@ private:
             if (sg.count) acc.push_back({static_cast<uint8_t>(sg.buf()), sg.first(), sg.first() + sg.count, op, write});
     }
 
-    bool reaches(int r, uint32_t from, uint32_t to) const {  // is `from` a transitive explicit dep of `to`?
-        const uint32_t g = st_[r].group[to];
+    // Is `from` a transitive explicit dep of `to`? (Both in the group that starts at `begin`.)
+    bool reaches(int r, uint32_t from, uint32_t to, uint32_t begin) const {
         std::vector<uint32_t> stack{to};
         std::set<uint32_t> seen;
         while (!stack.empty()) {
@@ -361,17 +325,18 @@ private:
             stack.pop_back();
             for (uint32_t d : s_.op(r, x).deps) {
                 if (d == from) return true;
-                if (d > from && st_[r].group[d] == g && seen.insert(d).second) stack.push_back(d);
+                if (d > from && d >= begin && seen.insert(d).second) stack.push_back(d);
             }
         }
         return false;
     }
 
     void check_races(int r) {
-        const RankState& rs = st_[r];
-        for (size_t g = 0; g + 1 < rs.group_begin.size(); ++g) {
+        const RankProgram& p = s_.program(r);
+        for (uint32_t begin = 0, end; begin < p.ops.size(); begin = end) {
+            end = group_end(p, begin);
             std::vector<Access> acc;
-            for (uint32_t i = rs.group_begin[g]; i < rs.group_begin[g + 1]; ++i) {
+            for (uint32_t i = begin; i < end; ++i) {
                 const OpView v = s_.op(r, i);
                 add_accesses(acc, v.src(), i, false);
                 add_accesses(acc, v.dst(), i, true);
@@ -384,15 +349,15 @@ private:
             for (const Access& a : acc) {
                 std::erase_if(active, [&](const Access* x) { return x->buf != a.buf || x->hi <= a.lo; });
                 for (const Access* x : active)
-                    if ((x->write || a.write) && x->op != a.op) race_pair(r, *x, a);
+                    if ((x->write || a.write) && x->op != a.op) race_pair(r, *x, a, begin);
                 active.push_back(&a);
             }
         }
     }
 
-    void race_pair(int r, const Access& x, const Access& y) {
+    void race_pair(int r, const Access& x, const Access& y, uint32_t begin) {
         const uint32_t a = std::min(x.op, y.op), b = std::max(x.op, y.op);
-        if (reaches(r, a, b)) return;
+        if (reaches(r, a, b, begin)) return;
         const uint32_t block = std::max(x.lo, y.lo);
         fail("race", r, static_cast<int>(b), op_text(s_, r, a) + " and " + op_text(s_, r, b) + " may run concurrently and both touch " +
              seg_text(static_cast<Buf>(x.buf), block) + " (one writes it); add a dependency or a fence");
@@ -414,6 +379,7 @@ private:
                         store_.expr(sl) = exprs_.leaf(static_cast<uint32_t>(item), r);
                     }
                 }
+        st_.resize(static_cast<size_t>(P_));
         if (s_.collective() == Collective::barrier)
             for (int r = 0; r < P_; ++r) st_[r].knows.resize(s_.num_ops(r));
     }
@@ -538,30 +504,24 @@ private:
     }
 
     // -------------------------------------------------------------------------------- execution
+    // The walk decides when each op is posted and completes; the verifier carries the data (WalkVisitor).
     void execute() {
-        for (int r = 0; r < P_; ++r) {
-            inflight_slot_.emplace_back(s_.num_ops(r), ~0u);
-            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
-                if (st_[r].pending[i] == 0) ready_.emplace_back(r, i);
-        }
-        while (!ready_.empty()) {
-            poll_.tick();
-            auto [r, i] = ready_.front();
-            ready_.pop_front();
-            post(r, i);
-        }
+        for (int r = 0; r < P_; ++r) inflight_slot_.emplace_back(s_.num_ops(r), ~0u);
+        walk_->run(*this);
     }
 
-    void post(int r, uint32_t i) {
+    void open(int r, uint32_t begin, uint32_t) override {
+        st_[r].prev_group_begin = st_[r].group_begin;
+        st_[r].group_begin = begin;
+    }
+
+    void post(int r, uint32_t i) override {
         RankState& rs = st_[r];
-        rs.posted[i] = 1;
         const OpView v = s_.op(r, i);
         if (!rs.knows.empty()) rs.knows[i] = prerequisite_knowledge(r, i);
         switch (v.op.kind) {
-            case OpKind::copy: read(r, i, v.src(), src_), write(r, i, v.dst(), src_), complete(r, i); break;
-            case OpKind::reduce: reduce(r, i, v); complete(r, i); break;
-            case OpKind::calc: complete(r, i); break;
-            case OpKind::barrier: post_barrier(r, i); break;
+            case OpKind::copy: read(r, i, v.src(), src_), write(r, i, v.dst(), src_); break;
+            case OpKind::reduce: reduce(r, i, v); break;
             case OpKind::send: {
                 inflight_slot_[r][i] = free_slot();
                 Payload& p = inflight_[inflight_slot_[r][i]];
@@ -572,12 +532,9 @@ private:
                         fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
                     p.held[0] = v.units;
                 }
-                if (st_[v.op.peer].posted[rs.partner[i]]) deliver(r, i);
                 break;
             }
-            case OpKind::recv:
-                if (st_[v.op.peer].posted[rs.partner[i]]) deliver(v.op.peer, rs.partner[i]);
-                break;
+            default: break;  // calc; a recv completes in match(), a barrier in barrier()
         }
     }
 
@@ -591,31 +548,19 @@ private:
         return k;
     }
 
-    void deliver(int sr, uint32_t si) {  // both ends posted: the pair completes
-        const int dr = s_.program(sr).ops[si].peer;
-        const uint32_t di = st_[sr].partner[si];
+    void match(int sr, uint32_t si, int dr, uint32_t di) override {  // both ends posted: the pair completes
         const uint32_t k = inflight_slot_[sr][si];
         write(dr, di, s_.op(dr, di).dst(), inflight_[k]);
         free_slots_.push_back(k);
         if (!st_[dr].knows.empty()) merge(st_[dr].knows[di], st_[sr].knows[si]);
-        complete(sr, si);
-        complete(dr, di);
     }
 
-    void post_barrier(int r, uint32_t i) {
-        // The k-th barrier op of this rank.
-        uint32_t k = 0;
-        for (uint32_t j = 0; j < i; ++j) k += s_.program(r).ops[j].kind == OpKind::barrier;
-        if (barrier_posted_.size() <= k) barrier_posted_.resize(k + 1);
-        barrier_posted_[k].emplace_back(r, i);
-        if (static_cast<int>(barrier_posted_[k].size()) < P_) return;
+    void barrier(std::span<const std::pair<int, uint32_t>> ops) override {
         std::vector<uint64_t> all;
-        for (auto [q, j] : barrier_posted_[k])
+        for (auto [q, j] : ops)
             if (!st_[q].knows.empty()) merge(all, st_[q].knows[j]);
-        for (auto [q, j] : barrier_posted_[k]) {
+        for (auto [q, j] : ops)
             if (!st_[q].knows.empty()) st_[q].knows[j] = all;
-            complete(q, j);
-        }
     }
 
     static void merge(std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
@@ -623,61 +568,28 @@ private:
         for (size_t w = 0; w < from.size(); ++w) into[w] |= from[w];
     }
 
+    // What op i of rank r knows when it is posted: its rank, and what its prerequisites knew (the ops of the
+    // previous group, its explicit deps).
     std::vector<uint64_t> prerequisite_knowledge(int r, uint32_t i) {
         const RankState& rs = st_[r];
         std::vector<uint64_t> k((P_ + 63) / 64, 0);
         k[r / 64] |= uint64_t{1} << (r % 64);
-        const uint32_t g = rs.group[i];
-        if (g > 0)
-            for (uint32_t j = rs.group_begin[g - 1]; j < rs.group_begin[g]; ++j) merge(k, rs.knows[j]);
+        if (rs.group_begin > 0)
+            for (uint32_t j = rs.prev_group_begin; j < rs.group_begin; ++j) merge(k, rs.knows[j]);
         for (uint32_t d : s_.op(r, i).deps) merge(k, rs.knows[d]);
         return k;
     }
 
-    void complete(int r, uint32_t i) {
-        RankState& rs = st_[r];
-        rs.done[i] = 1;
-        for (uint32_t k = rs.dependents_begin[i]; k < rs.dependents_begin[i + 1]; ++k) release(r, rs.dependents[k]);
-        const uint32_t g = rs.group[i];
-        if (++rs.group_done[g] == rs.group_begin[g + 1] - rs.group_begin[g] && g + 2 < rs.group_begin.size())
-            for (uint32_t j = rs.group_begin[g + 1]; j < rs.group_begin[g + 2]; ++j) release(r, j);
-    }
-
-    void release(int r, uint32_t i) {
-        if (--st_[r].pending[i] == 0) ready_.emplace_back(r, i);
-    }
-
     // -------------------------------------------------------------------------------- deadlock
-    // Follow what the first incomplete op waits for until an op repeats: that is the wait cycle.
+    // Follow what the first incomplete op waits for (the walker says) until an op repeats: that is the wait cycle.
     void check_deadlock() {
-        for (int r = 0; r < P_; ++r)
-            for (uint32_t i = 0; i < s_.num_ops(r); ++i)
-                if (!st_[r].done[i]) report_cycle(r, i);
-    }
-
-    std::pair<int, uint32_t> waits_for(int r, uint32_t i) const {
-        const RankState& rs = st_[r];
-        const Op& op = s_.program(r).ops[i];
-        if (rs.posted[i]) {
-            if (op.kind == OpKind::barrier) {
-                for (int q = 0; q < P_; ++q)
-                    for (uint32_t j = 0; j < s_.num_ops(q); ++j)
-                        if (s_.program(q).ops[j].kind == OpKind::barrier && !st_[q].posted[j]) return {q, j};
-            }
-            return {op.peer, rs.partner[i]};
-        }
-        for (uint32_t d : s_.op(r, i).deps)
-            if (!rs.done[d]) return {r, d};
-        const uint32_t g = rs.group[i];
-        for (uint32_t j = rs.group_begin[g - 1]; j < rs.group_begin[g]; ++j)
-            if (!rs.done[j]) return {r, j};
-        return {r, i};
+        if (const auto first = walk_->first_incomplete()) report_cycle(first->first, first->second);
     }
 
     [[noreturn]] void report_cycle(int r, uint32_t i) {
         std::vector<std::pair<int, uint32_t>> path{{r, i}};
         for (int steps = 0; steps < 4 * (P_ + 64); ++steps) {
-            auto next = waits_for(path.back().first, path.back().second);
+            auto next = walk_->waits_for(path.back().first, path.back().second);
             const size_t start = static_cast<size_t>(std::find(path.begin(), path.end(), next) - path.begin());
             path.push_back(next);
             if (start + 1 < path.size()) {

@@ -2,6 +2,7 @@
 #include "collplan/runtime/mpi/executor.hpp"
 #include "collplan/runtime/mpi/check.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
+#include "collplan/schedule/walk.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -125,20 +126,19 @@ void Plan::build_nodes() {
     }
 }
 
+// Groups, explicit dependencies and their pending counts come from the walker (schedule/walk.hpp); the executor
+// adds its own prerequisites: a send or recv is posted after the previous one of its channel (MPI's order), and
+// barriers run one after the other (their messages share a tag).
 void Plan::build_order() {
     const auto n_ops = static_cast<uint32_t>(nodes_.size());
-    std::vector<std::vector<uint32_t>> dependents(n_ops);
+    ProgramOrder order = program_order(sched_->program(rank_));
+    std::vector<uint32_t> after_barrier(n_ops, UINT32_MAX);  // the barrier op waiting for barrier op i
     std::map<std::tuple<int, int, int>, uint32_t> last_on_channel;  // (kind, peer, tag) -> op
-    uint32_t g = 0, last_barrier = UINT32_MAX;
+    uint32_t last_barrier = UINT32_MAX;
     for (uint32_t i = 0; i < n_ops; ++i) {
-        const OpView v = sched_->op(rank_, i);
         Node& n = nodes_[i];
-        if (i > 0 && v.op.fence()) ++g;
-        if (i == 0 || v.op.fence()) group_begin_.push_back(i);
-        n.group = g;
-        n.npre = static_cast<uint32_t>(v.deps.size()) + (g > 0 ? 1 : 0);
-        by_groups_ = by_groups_ && v.deps.empty();
-        for (uint32_t d : v.deps) dependents[d].push_back(i);
+        n.group = order.group[i];
+        n.npre = order.pending[i];
         if (n.kind == OpKind::send || n.kind == OpKind::recv) {
             auto [it, fresh] = last_on_channel.try_emplace({static_cast<int>(n.kind), n.peer, n.tag}, i);
             if (!fresh) {
@@ -147,20 +147,24 @@ void Plan::build_order() {
                 ++n.npre;
             }
         }
-        if (n.kind == OpKind::barrier) {  // barriers run one after the other (their messages share a tag)
-            if (last_barrier != UINT32_MAX) dependents[last_barrier].push_back(i), ++n.npre;
+        if (n.kind == OpKind::barrier) {
+            if (last_barrier != UINT32_MAX) after_barrier[last_barrier] = i, ++n.npre;
             last_barrier = i;
             has_barrier_ = true;
         }
     }
-    group_begin_.push_back(n_ops);
-    by_groups_ = by_groups_ && !has_barrier_;
+    group_begin_ = std::move(order.group_begin);
+    by_groups_ = !order.any_deps && !has_barrier_;
     group_size_.assign(group_begin_.size() - 1, 0);
     for (const Node& n : nodes_) ++group_size_[n.group], initial_pending_.push_back(n.npre);
     dep_begin_.assign(n_ops + 1, 0);
-    for (uint32_t i = 0; i < n_ops; ++i) {
-        dep_begin_[i + 1] = dep_begin_[i] + static_cast<uint32_t>(dependents[i].size());
-        dependents_.insert(dependents_.end(), dependents[i].begin(), dependents[i].end());
+    for (uint32_t i = 0; i < n_ops; ++i) {  // the walker's dependents, and the next barrier in program order
+        const auto first = order.dependents.begin() + order.dep_begin[i], last = order.dependents.begin() + order.dep_begin[i + 1];
+        const auto split = std::upper_bound(first, last, after_barrier[i]);
+        dependents_.insert(dependents_.end(), first, split);
+        if (after_barrier[i] != UINT32_MAX) dependents_.push_back(after_barrier[i]);
+        dependents_.insert(dependents_.end(), split, last);
+        dep_begin_[i + 1] = static_cast<uint32_t>(dependents_.size());
         if (nodes_[i].npre == 0) initial_ready_.push_back(i);
     }
 }

@@ -21,11 +21,13 @@
 #include "collplan/model/model.hpp"
 #include "collplan/schedule/schedule.hpp"
 #include "collplan/sim/common/event_queue.hpp"
-#include "collplan/sim/common/matcher.hpp"
-#include "collplan/sim/common/program.hpp"
+#include "collplan/schedule/walk.hpp"
 #include "collplan/sim/common/result.hpp"
 
 namespace collplan::sim {
+
+// A rank's program streamed with simulated time (schedule/walk.hpp).
+using TimedCursor = collplan::TimedCursor<Time>;
 
 struct SimOptions;
 

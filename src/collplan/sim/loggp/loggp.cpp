@@ -25,11 +25,13 @@
 #include <cmath>
 
 #include "collplan/sim/common/event_queue.hpp"
-#include "collplan/sim/common/matcher.hpp"
-#include "collplan/sim/common/program.hpp"
+#include "collplan/schedule/walk.hpp"
 #include "collplan/sim/simulate.hpp"
 
 namespace collplan::sim {
+
+// A rank's program streamed with simulated time (schedule/walk.hpp).
+using TimedCursor = collplan::TimedCursor<Time>;
 
 LogGPParams loggp_params(const Model& model, const NetParams& net) {
     LogGPParams p;

@@ -1,0 +1,145 @@
+// Tests of the schedule walker (schedule/walk.hpp): static matching in channel order, one rank's prerequisites,
+// the untimed walk's order and its "waits for" answer on a deadlock. (The cursors and the Matcher are also
+// exercised through the simulators in test_sim.cpp.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collplan/schedule/walk.hpp"
+
+namespace collplan {
+namespace {
+
+Segment in(uint32_t b) { return Segment(Buf::in, b, 1); }
+Segment out(uint32_t b) { return Segment(Buf::out, b, 1); }
+
+// Rank 0 sends two messages with tag 0 and one with tag 1 to rank 1, which posts them in another order.
+Schedule channels() {
+    Schedule s(Collective::allgather, 2, 1, 3, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.send(1, 0, {in(0)});   // 0
+    a.send(1, 1, {in(0)});   // 1
+    a.send(1, 0, {in(0)});   // 2
+    b.recv(0, 1, {out(0)});  // 0
+    b.recv(0, 0, {out(1)});  // 1
+    b.recv(0, 0, {out(2)});  // 2
+    return s;
+}
+
+TEST(Walk, MatchesTheKthSendOfAChannelWithItsKthRecv) {
+    const Schedule s = channels();
+    const std::vector<size_t> base = op_offsets(s);
+    ASSERT_EQ(base, (std::vector<size_t>{0, 3, 6}));
+    const std::vector<uint32_t> p = match_partners(s, base);
+    EXPECT_EQ(p, (std::vector<uint32_t>{1, 0, 2, 1, 0, 2}));
+}
+
+TEST(Walk, LeavesAnUnmatchedSendWithoutPartner) {
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.send(1, 0, {in(0)});
+    a.send(1, 0, {in(0)});
+    b.recv(0, 0, {out(0)});
+    const std::vector<uint32_t> p = match_partners(s, op_offsets(s));
+    EXPECT_EQ(p, (std::vector<uint32_t>{0, kNoPartner, 0}));
+}
+
+TEST(Walk, ProgramOrderCountsGroupsAndDependencies) {
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder a(s, 0);
+    a.copy({in(0)}, {out(0)});              // 0, group 0
+    a.send(1, 0, {out(0)}, {0});            // 1, group 0, after 0
+    a.fence().recv(1, 0, {out(1)});         // 2, group 1
+    a.copy({out(1)}, {out(0)}, {1, 2});     // 3, group 1, after 1 and 2
+    RankBuilder(s, 1);
+    const ProgramOrder o = program_order(s.program(0));
+    EXPECT_EQ(o.group_begin, (std::vector<uint32_t>{0, 2, 4}));
+    EXPECT_EQ(o.group, (std::vector<uint32_t>{0, 0, 1, 1}));
+    EXPECT_EQ(o.pending, (std::vector<uint32_t>{0, 1, 1, 3}));
+    EXPECT_EQ(o.dep_begin, (std::vector<uint32_t>{0, 1, 2, 3, 3}));
+    EXPECT_EQ(o.dependents, (std::vector<uint32_t>{1, 3, 3}));
+    EXPECT_TRUE(o.any_deps);
+}
+
+struct Log final : WalkVisitor {
+    std::vector<std::string> events;
+    void open(int r, uint32_t b, uint32_t e) override { add("open", r, b, e); }
+    void post(int r, uint32_t k) override { add("post", r, k); }
+    void match(int sr, uint32_t sk, int rr, uint32_t rk) override { add("match", sr, sk, rr, rk); }
+    void barrier(std::span<const std::pair<int, uint32_t>> ops) override { add("barrier", static_cast<int>(ops.size())); }
+    template <class... A>
+    void add(const char* what, A... a) {
+        std::string t = what;
+        ((t += " " + std::to_string(a)), ...);
+        events.push_back(t);
+    }
+};
+
+TEST(Walk, PostsInFifoOrderAndCompletesAPairWhenBothArePosted) {
+    // Rank 0: copy, | send to 1. Rank 1: recv from 0, then (dependency) barrier; rank 0's barrier follows a fence.
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.copy({in(0)}, {out(0)});
+    a.fence().send(1, 0, {out(0)});
+    a.fence().barrier();
+    b.recv(0, 0, {out(0)});
+    const uint32_t first[] = {0};
+    b.barrier(first);
+    Walk w(s, default_job());
+    Log log;
+    EXPECT_TRUE(w.run(log));
+    EXPECT_EQ(log.events, (std::vector<std::string>{
+                              "open 0 0 1", "open 1 0 2", "post 0 0", "open 0 1 2", "post 1 0", "post 0 1",
+                              "match 0 1 1 0", "open 0 2 3", "post 0 2", "post 1 1", "barrier 2"}));
+    EXPECT_FALSE(w.first_incomplete());
+}
+
+TEST(Walk, SaysWhatAStuckOpWaitsFor) {
+    // Both ranks send first and receive after a fence: with rendezvous sends, neither recv is ever posted.
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    for (int r = 0; r < 2; ++r) {
+        RankBuilder b(s, r);
+        b.send(1 - r, 0, {in(0)});
+        b.fence().recv(1 - r, 0, {out(1 - r)});
+    }
+    Walk w(s, default_job());
+    Log log;
+    EXPECT_FALSE(w.run(log));
+    ASSERT_TRUE(w.first_incomplete());
+    EXPECT_EQ(*w.first_incomplete(), std::make_pair(0, 0u));
+    EXPECT_TRUE(w.posted(0, 0));
+    EXPECT_FALSE(w.posted(0, 1));
+    EXPECT_EQ(w.waits_for(0, 0), std::make_pair(1, 1u));  // its recv, not yet posted
+    EXPECT_EQ(w.waits_for(1, 1), std::make_pair(1, 0u));  // the previous group
+    EXPECT_EQ(w.waits_for(1, 0), std::make_pair(0, 1u));
+}
+
+TEST(Walk, TimedCursorGivesTheLatestPrerequisiteAsReadyTime) {
+    Schedule s(Collective::allgather, 1, 1, 1, 0);
+    RankBuilder a(s, 0);
+    a.calc(1);          // 0
+    a.calc(1);          // 1
+    const uint32_t after0[] = {0};
+    a.calc(1, after0);  // 2, after 0
+    a.fence().calc(1);  // 3
+    TimedCursor<int64_t> c(s.program(0));
+    std::vector<uint32_t> ready;
+    c.start(ready);
+    EXPECT_EQ(ready, (std::vector<uint32_t>{0, 1}));
+    ready.clear();
+    c.complete(1, 50, ready);
+    EXPECT_TRUE(ready.empty());
+    c.complete(0, 30, ready);
+    ASSERT_EQ(ready, (std::vector<uint32_t>{2}));
+    EXPECT_EQ(c.ready_time(2), 30);  // its dependency, not the later op 1
+    ready.clear();
+    c.complete(2, 40, ready);
+    ASSERT_EQ(ready, (std::vector<uint32_t>{3}));
+    EXPECT_EQ(c.ready_time(3), 50);  // the latest of the group
+    EXPECT_EQ(c.last_done(), 50);
+}
+
+}  // namespace
+}  // namespace collplan
