@@ -187,5 +187,25 @@ TEST(ReduceScatterBlock, RecursiveHalvingMovesHalfOfWhatIsLeftPerRound) {
     }
 }
 
+TEST(ReduceScatterBlock, NwayDisseminationSendsEveryDistanceOnceInCeilLogRounds) {
+    for (int n : {1, 2, 3, 7}) {
+        for (int P : {1, 2, 3, 5, 9, 27, 48, 64}) {
+            const Schedule s = make("reduce_scatter_block/nway_dissemination", P, 0, {{"n", std::to_string(n)}});
+            EXPECT_TRUE(s.needs_commutative);
+            int rounds = 0, messages = 0;  // round k: one message per i = 1..n with i (n+1)^k < P
+            for (long long step = 1; step < P; step *= n + 1, ++rounds)
+                for (int i = 1; i <= n; ++i) messages += i * step < P;
+            for (int r = 0; r < P; ++r) {
+                const Counts c = counts(s, r);
+                EXPECT_EQ(c.comm_groups, rounds) << "n=" << n << " P=" << P;
+                EXPECT_EQ(c.sends, messages) << "n=" << n << " P=" << P;
+                EXPECT_EQ(c.sent_units, static_cast<uint64_t>(P - 1)) << "n=" << n << " P=" << P;
+            }
+        }
+    }
+    EXPECT_THROW(make("reduce_scatter_block/nway_dissemination", 4, 0, {{"n", "0"}}), Error);
+    EXPECT_THROW(make("reduce_scatter_block/nway_dissemination", 4, 0, {{"n", "65"}}), Error);
+}
+
 }  // namespace
 }  // namespace collplan
