@@ -248,6 +248,16 @@ def test_estimate_declines_algorithms_that_cannot_compute_the_operation():
     assert p.returncode == 2 and "idempotent" in p.stderr
 
 
+def test_estimate_all_prices_every_candidate_at_the_given_root():
+    # reduce/binomial relative=1 (tree rooted at the root) saves relative=0's final forward to a root != 0
+    base = ["estimate", "--collective", "reduce", "--ranks", "8", "--model", "hockney:alpha=1us,beta=1ns/B",
+            "--sizes", "8", "--json", "--all-params"]
+    for root, cheaper in (("0", False), ("5", True)):
+        out = json.loads(run(*base, "--algorithm", "all", "--root", root, check=0).stdout)
+        t = {r["params"]: r["time_s"] for r in out["results"] if r["algorithm"] == "reduce/binomial"}
+        assert (t["relative=1"] < t["relative=0"]) == cheaper, (root, t)
+
+
 def test_a_closed_pipe_ends_the_command_quietly():
     """collplan ... | head: the reader has gone away; no error line, no traceback, exit 141 (SIGPIPE)."""
     r, w = os.pipe()

@@ -8,7 +8,8 @@ from ..machines import load_machine, machine_names
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render, wrap
-from ._common import add_json_csv, add_problem, matrix_of, print_json_csv, ranks_topology, schedule_from_args
+from ._common import (add_json_csv, add_problem, counts_of, matrix_of, print_json_csv, ranks_topology,
+                      schedule_from_args)
 
 
 def register(sub) -> None:
@@ -51,7 +52,7 @@ def cmd_estimate(args) -> int:
         raise CollplanError("estimate needs --collective with --algorithm all")
     if args.param:
         raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
-    matrix = matrix_of(args)
+    matrix, counts = matrix_of(args), counts_of(args)
     ranks, topo = ranks_topology(args, machine_topo)
     p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
     spec, _ = _model_of(args.machine, args.model)
@@ -66,8 +67,8 @@ def cmd_estimate(args) -> int:
                 continue
             # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
             for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
-                s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix,
-                             max_memory=args.max_memory)
+                s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix, counts=counts,
+                             root=args.root, max_memory=args.max_memory)
                 why = unsupported_op(s, args.op)
                 if why:
                     declined.append({"algorithm": a["name"], "reason": why})

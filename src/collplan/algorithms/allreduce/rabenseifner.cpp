@@ -19,7 +19,7 @@
 //                out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
 //                allgather: with 0: send out[1], recv out[0]; with 3: send out[0..1], recv out[2..3].
 // Consistency:   rank-consistent: each segment is reduced by one rank only; the allgather and the fold copy it.
-#include "collplan/algorithms/allreduce/fold.hpp"
+#include "collplan/algorithms/allreduce/halving.hpp"
 #include "collplan/algorithms/registry.hpp"
 
 #include <algorithm>
@@ -28,34 +28,8 @@
 namespace collplan {
 namespace {
 
-struct Range {
-    uint32_t lo, hi;
-    Segment seg(Buf b) const { return Segment(b, lo, hi - lo); }
-};
-
-// Recursive halving: returns, per round, the half given to the partner; `mine` ends as the owned segment.
-std::vector<Range> reduce_scatter(RankBuilder& b, const Fold& f, int r, Range& mine) {
-    std::vector<Range> given;
-    const int nr = f.new_rank(r);
-    for (int mask = 1; mask < f.pof2; mask <<= 1) {
-        const int partner = f.real_rank(nr ^ mask);
-        const uint32_t mid = (mine.lo + mine.hi) / 2;
-        const bool lower = (nr & mask) == 0;
-        const Range keep = lower ? Range{mine.lo, mid} : Range{mid, mine.hi};
-        const Range give = lower ? Range{mid, mine.hi} : Range{mine.lo, mid};
-        const Segment tmp(Buf::tmp, 0, keep.hi - keep.lo);
-        b.fence();
-        b.send(partner, 0, {give.seg(Buf::out)});
-        b.recv(partner, 0, {tmp});
-        b.fence();
-        b.reduce({tmp}, {keep.seg(Buf::out)}, {}, partner < r ? 0 : opflag::reverse);
-        given.push_back(give);
-        mine = keep;
-    }
-    return given;
-}
-
-void allgather(RankBuilder& b, const Fold& f, int r, Range mine, const std::vector<Range>& given) {
+void allgather(RankBuilder& b, const Fold& f, int r, SegmentRange mine,
+               const std::vector<SegmentRange>& given) {
     const int nr = f.new_rank(r);
     int mask = f.pof2 / 2;
     for (auto it = given.rbegin(); it != given.rend(); ++it, mask >>= 1) {
@@ -63,7 +37,7 @@ void allgather(RankBuilder& b, const Fold& f, int r, Range mine, const std::vect
         b.fence();
         b.send(partner, 0, {mine.seg(Buf::out)});
         b.recv(partner, 0, {it->seg(Buf::out)});
-        mine = Range{std::min(mine.lo, it->lo), std::max(mine.hi, it->hi)};
+        mine = SegmentRange{std::min(mine.lo, it->lo), std::max(mine.hi, it->hi)};
     }
 }
 
@@ -72,9 +46,8 @@ void build_rank(Schedule& s, const Fold& f, int r) {
     const auto S = static_cast<uint32_t>(f.pof2);
     const Segment in(Buf::in, 0, S), out(Buf::out, 0, S), tmp(Buf::tmp, 0, S);
     if (!f.fold_in(b, r, in, out, tmp)) return;
-    Range mine{0, S};
-    const std::vector<Range> given = reduce_scatter(b, f, r, mine);
-    allgather(b, f, r, mine, given);
+    const HalvingRounds h = halving_reduce_scatter(b, f, r, S, Buf::out, 0);
+    allgather(b, f, r, h.owned, h.given);
     f.fold_out(b, r, out);
 }
 
