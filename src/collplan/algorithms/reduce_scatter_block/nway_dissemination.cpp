@@ -98,7 +98,7 @@ const Registration reg{{
     .name = "reduce_scatter_block/nway_dissemination",
     .collective = Collective::reduce_scatter_block,
     .summary = "ceil(log_{n+1} P) rounds of n messages to r + i (n+1)^k; P-1 blocks per rank, any P (commutative)",
-    .source = "the n-way dissemination idea of End, Yahyapour, Simmendinger, Alrutz (INFOCOMP 2015) as a reduce-scatter",
+    .source = "n-way dissemination (End, Yahyapour, Simmendinger, Alrutz, INFOCOMP 2015) as a reduce-scatter",
     .params = {{"n", ParamKind::integer, "1", 1, 64, "radix: messages per round"}},
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
