@@ -257,7 +257,7 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
 
 double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model& model, double size_bytes) {
     const int P = ranks;
-    if (P <= 1 || c == Collective::alltoallv) return 0;
+    if (P <= 1) return 0;
     const int ports = std::max(1, model.ports);
     const double startup = model.startup_s(), beta = model.per_byte_s(), n = size_bytes;
     // Latency: information from one rank reaches at most (ports + 1) times as many ranks per step; a step is
@@ -281,8 +281,27 @@ double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model&
             const double compute = static_cast<double>(P - 1) / P * model.reduce_s(n);
             return std::max({latency, transfer, compute});
         }
-        default: return 0;
+        // The rooted and reduce-scatter bounds of Chan, Heimlich, Purkayastha, van de Geijn, "Collective
+        // communication: theory, practice, and experience", CCPE 19(13), 2007, table 1, with k ports.
+        case Collective::bcast: return std::max(latency, n * beta / ports);  // every other rank receives n
+        case Collective::gather:
+        case Collective::scatter: return std::max(latency, (P - 1) * n * beta / ports);  // through the root's ports
+        case Collective::reduce: {
+            const double transfer = static_cast<double>(P - 1) / P * n * beta / ports;
+            const double compute = static_cast<double>(P - 1) / P * model.reduce_s(n);
+            return std::max({latency, transfer, compute});
+        }
+        case Collective::reduce_scatter_block: {  // n = one rank's block, the vector is P n
+            const double transfer = (P - 1) * n * beta / ports;
+            const double compute = model.reduce_s((P - 1) * n);  // P blocks x (P - 1) combinations over P ranks
+            return std::max({latency, transfer, compute});
+        }
+        // Per-rank counts are not known here (like alltoallv's matrix): the latency bound alone.
+        case Collective::reduce_scatter:
+        case Collective::allgatherv: return latency;
+        case Collective::alltoallv: return 0;
     }
+    return 0;
 }
 
 }  // namespace collplan
