@@ -1,6 +1,6 @@
-// The binomial, van de Geijn and chain broadcasts and the binomial gather/scatter: what the sweep does not show --
-// messages and units at the root against the headers' formulas, the Hockney estimates the headers give, the chain's
-// pipeline shape, its parameter range and its candidates.
+// The binomial, van de Geijn, chain and torus broadcasts and the binomial gather/scatter: what the sweep does not show --
+// messages and units at the root against the headers' formulas, the Hockney estimates the headers give, the pipelines'
+// shape, its parameter range and its candidates.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +163,36 @@ TEST(Rooted, BinomialGatherAndScatterTouchTheRootCeilLog2PTimes) {
             const double n = 800;  // bytes gathered; m = n / P per rank
             EXPECT_NEAR(hockney_s(g, n / P), hockney_s(sc, n / P), 1e-15) << P;
         }
+}
+
+// bcast/torus: every message goes one hop to a neighbour; with a port per child the pipeline takes D - 1 + k steps
+// (D: sum of floor(A_i / 2) on a torus, the root's distances to the far ends on a mesh); it declines other shapes.
+TEST(Rooted, TorusBcastIsANeighbourPipelineOfDepthD) {
+    const auto six_ports = parse_model(kHockney + ",ports=6");  // a port for each child, up to 2d = 6
+    struct Case { std::string topo; int root, depth; };
+    for (const Case& c : {Case{"torus:8x8", 27, 8}, Case{"torus:5x3", 7, 3}, Case{"mesh:4x4", 0, 6},
+                          Case{"mesh:5x3", 7, 3}, Case{"torus:4x4x2", 5, 5}}) {
+        const Topology topo = Topology::parse(c.topo);
+        for (int k : {1, 5}) {
+            const Schedule s = make_schedule("bcast/torus", topo.nodes(), topo, {{"segments", std::to_string(k)}},
+                                             Inputs({}, c.root));
+            for (int r = 0; r < topo.nodes(); ++r) {
+                EXPECT_EQ(traffic(s, r).recvs, r == c.root ? 0 : k) << c.topo << " rank " << r;
+                for (uint32_t i = 0; i < s.num_ops(r); ++i)
+                    if (s.op(r, i).op.kind == OpKind::send)
+                        EXPECT_EQ(topo.distance(r, s.op(r, i).op.peer), 1) << c.topo << " rank " << r;
+            }
+            const double n = 6000;
+            EXPECT_NEAR(estimate(s, topo, *six_ports, n).time_s, (c.depth - 1 + k) * (2e-6 + n / k * 1e-9), 1e-12)
+                << c.topo << " k=" << k;
+        }
+    }
+    try {
+        make_schedule("bcast/torus", 8, Topology::full(8));
+        ADD_FAILURE() << "bcast/torus accepted full:8";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("mesh or torus"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
