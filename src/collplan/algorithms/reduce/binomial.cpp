@@ -21,6 +21,7 @@
 //                tmp[0] and makes out = out (+) tmp[0] = (x0 (+) x1) (+) (x2 (+) x3). Root 2, relative=0: the
 //                same, except that rank 0 accumulates in tmp[1] and finally sends it to 2, which receives out.
 // Consistency:   rank-consistent (only the root has the result).
+#include "collplan/algorithms/binomial.hpp"
 #include "collplan/algorithms/registry.hpp"
 
 namespace collplan {
@@ -28,32 +29,31 @@ namespace {
 
 void build_rank(Schedule& s, int r, int root, bool relative) {
     const int P = s.ranks();
-    const int tree_root = relative ? root : 0;
-    const int t = (r - tree_root + P) % P;
-    const auto real = [&](int tr) { return (tr + tree_root) % P; };
+    const BinomialTree tree(P, relative ? root : 0);
+    const int tree_root = tree.root, t = tree.rel(r);
     RankBuilder b(s, r);
     const Segment in(Buf::in, 0, 1), rbuf(Buf::tmp, 0, 1);
     // The accumulator: the root's out where the root is the tree's root, else a scratch block.
     const Segment acc = r == tree_root && r == root ? Segment(Buf::out, 0, 1) : Segment(Buf::tmp, 1, 1);
     bool combined = false;  // acc holds x_r combined with at least one child's interval
-    for (int mask = 1; mask < P; mask <<= 1) {
-        if (t & mask) {
-            b.fence();
-            b.send(real(t - mask), 0, {combined ? acc : in});
-            break;
-        }
-        if ((t | mask) >= P) continue;
+    const std::vector<int> masks = tree.child_masks(t);
+    for (auto m = masks.rbegin(); m != masks.rend(); ++m) {  // nearest child first: intervals in rank order
+        const int child = tree.real(t + *m);
         b.fence();
         if (!combined) {
-            b.recv(real(t | mask), 0, {acc});
+            b.recv(child, 0, {acc});
             b.fence();
             b.reduce({in}, {acc});  // x_r (+) (the child's interval)
             combined = true;
             continue;
         }
-        b.recv(real(t | mask), 0, {rbuf});
+        b.recv(child, 0, {rbuf});
         b.fence();
         b.reduce({rbuf}, {acc}, {}, opflag::reverse);  // (my interval) (+) (the child's, which follows it)
+    }
+    if (t != 0) {
+        b.fence();
+        b.send(tree.real(tree.parent(t)), 0, {combined ? acc : in});
     }
     if (t == 0 && r == root && !combined) b.copy({in}, {acc});  // P = 1
     if (tree_root == root) return;
