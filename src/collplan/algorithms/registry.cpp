@@ -163,14 +163,9 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
     if (only_rank != Schedule::kAllRanks && (only_rank < 0 || only_rank >= ranks))
         throw Error("rank " + std::to_string(only_rank) + " outside 0.." + std::to_string(ranks - 1));
     const CollectiveInfo& c = describe(a.collective);
-    const uint64_t want = counts_size(a.collective, ranks);
-    if (inputs.counts.size() != want)
-        throw Error(want == 0 ? std::string(c.name) + " takes no counts, got " + std::to_string(inputs.counts.size())
-                    : c.counts == Counts::matrix
-                        ? std::string(c.name) + " needs a " + std::to_string(ranks) + "x" + std::to_string(ranks) +
-                              " communication matrix, got " + std::to_string(inputs.counts.size()) + " entries"
-                        : std::string(c.name) + " needs " + std::to_string(ranks) + " counts (one per rank), got " +
-                              std::to_string(inputs.counts.size()));
+    if (inputs.counts.size() != counts_size(a.collective, ranks))
+        throw Error(std::string(c.name) + " at P=" + std::to_string(ranks) + " takes " + counts_rule(a.collective, ranks) +
+                    ", got " + std::to_string(inputs.counts.size()) + " entries");
     if (inputs.root < 0 || inputs.root >= ranks || (!c.rooted && inputs.root != 0))
         throw Error("root " + std::to_string(inputs.root) + " is invalid for " + std::string(c.name) +
                     (c.rooted ? " (allowed: 0.." + std::to_string(ranks - 1) + ")" : " (allowed: 0; it has no root)"));

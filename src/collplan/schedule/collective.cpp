@@ -149,6 +149,16 @@ uint64_t counts_size(Collective c, int P) {
     return 0;
 }
 
+std::string counts_rule(Collective c, int P) {
+    const std::string p = std::to_string(P);
+    switch (describe(c).counts) {
+        case Counts::none: return "no counts";
+        case Counts::per_rank: return p + " counts (one per rank)";
+        case Counts::matrix: return "a " + p + "x" + p + " communication matrix";
+    }
+    return "";
+}
+
 uint32_t unit_blocks(Collective c, uint32_t in, uint32_t out) {
     switch (c) {
         case C::allgather:

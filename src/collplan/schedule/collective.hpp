@@ -82,8 +82,10 @@ int64_t initial_item(Collective c, const CollShape& sh, int rank, Buf b, uint32_
 int64_t final_item(Collective c, const CollShape& sh, int rank, uint32_t block);
 // Number of distinct items (the range of the two functions above).
 uint64_t item_count(Collective c, const CollShape& sh);
-// The number of counts Schedule::counts must have (0: none).
+// The number of counts Schedule::counts must have (0: none), and how messages say it: "a 4x4 communication
+// matrix", "4 counts (one per rank)", "no counts".
 uint64_t counts_size(Collective c, int P);
+std::string counts_rule(Collective c, int P);
 // S of a schedule whose buffers (the largest over ranks) have these sizes: the in blocks of allgather, gather,
 // allreduce and reduce, the out blocks of scatter, reduce_scatter_block and bcast, else 1.
 uint32_t unit_blocks(Collective c, uint32_t in_blocks, uint32_t out_blocks);

@@ -227,8 +227,7 @@ private:
         if (s_.counts.size() != counts_size(s_.collective(), P_))
             fail(info_.counts == Counts::matrix ? "bad-matrix" : "bad-counts", -1, -1,
                  std::string(info_.name) + " schedule with " + std::to_string(s_.counts.size()) + " counts (allowed: " +
-                 (info_.counts == Counts::matrix ? "a " + std::to_string(P_) + "x" + std::to_string(P_) + " matrix"
-                                                 : std::to_string(counts_size(s_.collective(), P_))) + ")");
+                     counts_rule(s_.collective(), P_) + ")");
         if (s_.root < 0 || s_.root >= P_ || (!info_.rooted && s_.root != 0))
             fail("bad-root", -1, -1, std::string(info_.name) + " schedule with root " + std::to_string(s_.root));
         try {
