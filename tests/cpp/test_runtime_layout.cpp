@@ -41,7 +41,7 @@ TEST(RuntimeLayout, UniformAllgatherRingChunks) {
     const Schedule s = make_schedule("allgather/ring", 3, Topology::full(3));
     CallShape sh;
     sh.collective = Collective::allgather;
-    sh.block_bytes = 10;
+    sh.count = 10;
     const Layout l(s, 1, sh);
     EXPECT_TRUE(l.uniform());
     ASSERT_EQ(l.src(0).size(), 1u);
@@ -108,13 +108,13 @@ TEST(RuntimeLayout, AlltoallvRelayThroughTmpGetsTheLargestSlot) {
     std::mt19937 rng(7);
     CallShape sh;
     sh.collective = Collective::alltoallv;
-    for (int i = 0; i < P * P; ++i) sh.matrix_bytes.push_back(rng() % 50);
+    for (int i = 0; i < P * P; ++i) sh.counts.push_back(rng() % 50);
     const int me = 2;
     uint64_t so = 0, ro = 0, biggest_in = 0;
     for (int j = 0; j < P; ++j) {
-        sh.send_displs.push_back(so), so += sh.matrix_bytes[me * P + j];
-        sh.recv_displs.push_back(ro), ro += sh.matrix_bytes[j * P + me];
-        if (j != me) biggest_in = std::max(biggest_in, sh.matrix_bytes[j * P + me]);
+        sh.send_displs.push_back(so), so += sh.counts[me * P + j];
+        sh.recv_displs.push_back(ro), ro += sh.counts[j * P + me];
+        if (j != me) biggest_in = std::max(biggest_in, sh.counts[j * P + me]);
     }
     const Layout l(s, me, sh);
     EXPECT_EQ(l.tmp_bytes(), biggest_in);

@@ -15,16 +15,12 @@ bool all_equal(const std::vector<uint64_t>& v) {
     return std::all_of(v.begin(), v.end(), [&](uint64_t x) { return x == v.front(); });
 }
 
-// The id a block of `in`/`out` holds by its position (see layout.hpp). C: allgather chunks per contribution.
-int64_t own_id(Collective c, int P, uint32_t C, int rank, Buf b, uint32_t block) {
-    switch (c) {
-        case Collective::allgather: return b == Buf::in ? int64_t{rank} * C + block : block;
-        case Collective::alltoall:
-        case Collective::alltoallv:
-            return b == Buf::in ? int64_t{rank} * P + block : int64_t{block} * P + rank;
-        case Collective::allreduce: return block;
-        default: return 0;
-    }
+// The item a block of `in`/`out` stands for by its position: what `in` holds before the call, what `out` must hold
+// after it (bcast's root: what its out holds before); kUnknown for a block the rank does not have.
+int64_t position_item(Collective c, const CollShape& sh, int rank, Buf b, uint32_t block) {
+    int64_t item = initial_item(c, sh, rank, b, block);
+    if (item == kNoItem && b == Buf::out) item = final_item(c, sh, rank, block);
+    return item == kNoItem ? kUnknown : item;
 }
 
 // Symbolic run of every rank's program (schedule/walk.hpp): which block id sits in which block when each op runs.
@@ -35,9 +31,10 @@ public:
         : s_(s), P_(s.ranks()), me_(me), held_(held), walk_(s, default_job()) {
         const uint32_t nb = s.blocks(Buf::in) + s.blocks(Buf::out) + s.blocks(Buf::tmp);
         ids_.assign(static_cast<size_t>(P_) * nb, kUnknown);
+        const CollShape sh = s.shape();
         for (int r = 0; r < P_; ++r)
             for (Buf b : {Buf::in, Buf::out})
-                for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = own_id(s.collective(), P_, s.blocks(Buf::in), r, b, k);
+                for (uint32_t k = 0; k < s.blocks(b); ++k) id(r, b, k) = position_item(s.collective(), sh, r, b, k);
         for (int r = 0; r < P_; ++r)
             for (uint32_t i = 0; i < s.num_ops(r); ++i)
                 if (s.program(r).ops[i].kind == OpKind::send && walk_.partner(r, i) == kNoPartner)
@@ -117,37 +114,28 @@ private:
 
 }  // namespace
 
-Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(shape), P_(s.ranks()), rank_(rank) {
-    if (shape.collective != s.collective())
-        throw Error(std::string("call is ") + to_string(shape.collective) + " but schedule " + s.algorithm + " is " +
-                    to_string(s.collective()));
+Layout::Layout(const Schedule& s, int rank, const CallShape& shape)
+    : shape_(shape), coll_(s.shape()), P_(s.ranks()), rank_(rank) {
+    const Collective c = s.collective();
+    if (shape.collective != c)
+        throw Error(std::string("call is ") + to_string(shape.collective) + " but schedule " + s.algorithm + " is " + to_string(c));
     if (rank < 0 || rank >= P_) throw Error("rank " + std::to_string(rank) + " outside the schedule's " + std::to_string(P_) + " ranks");
-    switch (s.collective()) {
-        case Collective::allreduce:
-            S_ = s.blocks(Buf::in);
-            if (s.blocks(Buf::out) != S_)
-                throw Error("allreduce schedule " + s.algorithm + " has " + std::to_string(S_) + " in blocks but " +
-                            std::to_string(s.blocks(Buf::out)) + " out blocks (must be equal)");
-            uniform_bytes_ = S_ == 0 ? 0 : shape.count / S_ * shape.elem_bytes;
-            break;
-        case Collective::alltoallv:
-            if (shape.matrix_bytes.size() != static_cast<size_t>(P_) * P_ || shape.send_displs.size() != size_t(P_) ||
-                shape.recv_displs.size() != size_t(P_))
-                throw Error("alltoallv call shape needs a " + std::to_string(P_) + "x" + std::to_string(P_) +
-                            " byte matrix and " + std::to_string(P_) + " displacements per side");
-            uniform_bytes_ = shape.matrix_bytes.empty() ? 0 : shape.matrix_bytes.front();
-            break;
-        case Collective::allgather:  // a contribution in C chunks: chunk c = bytes c*B/C .. (c+1)*B/C - 1
-            C_ = s.blocks(Buf::in);
-            if (s.blocks(Buf::out) != static_cast<uint64_t>(P_) * C_)
-                throw Error("allgather schedule " + s.algorithm + " has " + std::to_string(C_) + " in blocks but " +
-                            std::to_string(s.blocks(Buf::out)) + " out blocks (must be P times as many)");
-            uniform_bytes_ = C_ == 0 ? 0 : shape.block_bytes / C_;
-            break;
-        case Collective::barrier: uniform_bytes_ = 0; break;
-        default: uniform_bytes_ = shape.block_bytes; break;
-    }
+    if (describe(c).rooted && shape.root != s.root)
+        throw Error(std::string(to_string(c)) + " call with root " + std::to_string(shape.root) + " but schedule " +
+                    s.algorithm + " is for root " + std::to_string(s.root));
+    check_blocks(c, P_, s.blocks(Buf::in), s.blocks(Buf::out));
+    const uint64_t need = counts_size(c, P_);
+    if (shape.counts.size() != need)
+        throw Error(std::string(to_string(c)) + " call shape has " + std::to_string(shape.counts.size()) + " counts (allowed: " +
+                    counts_rule(c, P_) + ")");
+    for (const auto* d : {&shape.send_displs, &shape.recv_displs})
+        if (!d->empty() && d->size() != static_cast<size_t>(P_))
+            throw Error(std::string(to_string(c)) + " call shape has " + std::to_string(d->size()) +
+                        " displacements on one side (allowed: none, or one per rank, " + std::to_string(P_) + ")");
     uniform_ = uniform(s, shape);
+    if (c == Collective::barrier) uniform_bytes_ = 0;
+    else if (need > 0) uniform_bytes_ = shape.counts.empty() ? 0 : shape.counts.front() * shape.elem_bytes;
+    else uniform_bytes_ = coll_.S == 0 ? 0 : shape.count / coll_.S * shape.elem_bytes;
     if (!uniform_ && !s.whole())
         throw Error("schedule " + s.algorithm + " holds only rank " + std::to_string(s.only_rank()) +
                     "'s program, but blocks of uneven size need the whole schedule");
@@ -159,7 +147,7 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
             for (int side = 0; side < 2; ++side)
                 for (const Segment& g : side == 0 ? v.src() : v.dst())
                     for (uint32_t k = 0; k < g.count; ++k)
-                        held[2 * i + side].push_back({g.buf(), g.first() + k, own_id(s.collective(), P_, C_, rank, g.buf(), g.first() + k)});
+                        held[2 * i + side].push_back({g.buf(), g.first() + k, kUnknown});
         }
     } else {
         analyse(s, rank, held);
@@ -168,13 +156,11 @@ Layout::Layout(const Schedule& s, int rank, const CallShape& shape) : shape_(sha
 }
 
 bool Layout::uniform(const Schedule& s, const CallShape& shape) {
-    const uint32_t n = s.blocks(Buf::in);
-    switch (s.collective()) {
-        case Collective::allreduce: return n == 0 || shape.count % n == 0;
-        case Collective::allgather: return n <= 1 || shape.block_bytes % n == 0;
-        case Collective::alltoallv: return all_equal(shape.matrix_bytes);
-        default: return true;
-    }
+    const Collective c = s.collective();
+    if (c == Collective::barrier) return true;
+    if (counts_size(c, s.ranks()) > 0) return all_equal(shape.counts);
+    const uint32_t S = s.size_blocks();
+    return S <= 1 || shape.count % S == 0;
 }
 
 void Layout::analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>& held) {
@@ -184,32 +170,28 @@ void Layout::analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>
 
 uint64_t Layout::id_bytes(int64_t id) const {
     if (uniform_ || id == kUnknown) return uniform_bytes_;
-    if (shape_.collective == Collective::allreduce) {
-        const auto s = static_cast<uint64_t>(id);
-        return (shape_.segment_begin(s + 1, S_) - shape_.segment_begin(s, S_)) * shape_.elem_bytes;
-    }
-    if (shape_.collective == Collective::allgather) {
-        const auto c = static_cast<uint64_t>(id) % C_;
-        return chunk_begin(c + 1) - chunk_begin(c);
-    }
-    return shape_.matrix_bytes.at(static_cast<size_t>(id));
+    const auto item = static_cast<uint64_t>(id);
+    if (!shape_.counts.empty()) return shape_.counts.at(item) * shape_.elem_bytes;
+    const uint64_t seg = item % coll_.S;
+    return (shape_.segment_begin(seg + 1, coll_.S) - shape_.segment_begin(seg, coll_.S)) * shape_.elem_bytes;
 }
 
+int64_t Layout::own_id(Buf b, uint32_t block) const { return position_item(shape_.collective, coll_, rank_, b, block); }
+
 Chunk Layout::position(Buf b, uint32_t block, int64_t id) const {
-    const uint64_t bytes = id_bytes(id);
-    if (b == Buf::tmp) return {b, tmp_slot_off_.at(block), bytes};
-    const int64_t own = own_id(shape_.collective, P_, C_, rank_, b, block);
-    uint64_t off = 0;
-    switch (shape_.collective) {
-        case Collective::allgather:
-            off = b == Buf::in ? chunk_begin(block) : uint64_t{block / C_} * shape_.block_bytes + chunk_begin(block % C_);
-            break;
-        case Collective::alltoall: off = uint64_t{block} * shape_.block_bytes; break;
-        case Collective::allreduce: off = shape_.segment_begin(block, S_) * shape_.elem_bytes; break;
-        case Collective::alltoallv: off = (b == Buf::in ? shape_.send_displs : shape_.recv_displs).at(block); break;
-        default: break;
-    }
-    if (id != own && bytes != id_bytes(own))
+    if (b == Buf::tmp) return {b, tmp_slot_off_.at(block), id_bytes(id)};
+    if (block >= buffer_blocks(shape_.collective, coll_, rank_, b))
+        throw Error("schedule uses " + std::string(to_string(b)) + "[" + std::to_string(block) + "] of rank " +
+                    std::to_string(rank_) + ", which has " + std::to_string(buffer_blocks(shape_.collective, coll_, rank_, b)) +
+                    " " + to_string(b) + " blocks in a " + to_string(shape_.collective));
+    const int64_t own = own_id(b, block);
+    const uint64_t bytes = id_bytes(id == kUnknown ? own : id);
+    const uint32_t S = coll_.S == 0 ? 1 : coll_.S;
+    const uint64_t unit = block / S, seg = block % S;
+    const std::vector<uint64_t>& displs = b == Buf::in ? shape_.send_displs : shape_.recv_displs;
+    const uint64_t unit_off = displs.empty() ? unit * shape_.count * shape_.elem_bytes : displs.at(unit);
+    const uint64_t off = unit_off + (shape_.counts.empty() ? shape_.segment_begin(seg, S) * shape_.elem_bytes : 0);
+    if (id != kUnknown && id != own && bytes != id_bytes(own))
         throw Error(std::string("schedule stores a block of ") + std::to_string(bytes) + " bytes in " + to_string(b) +
                     "[" + std::to_string(block) + "], which holds " + std::to_string(id_bytes(own)) + " bytes in this call");
     return {b, off, bytes};

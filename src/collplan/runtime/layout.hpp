@@ -1,22 +1,23 @@
 // Byte layout of one rank's part of a schedule for one call shape -- the MPI-free half of the executor.
 //
-// A schedule names data by blocks; a real call has bytes. CallShape says how big the blocks are:
-//   allgather           -- a contribution of `block_bytes` in C = blocks(in) chunks (usually 1), chunk c = bytes
-//                          floor(c * block_bytes / C) .. floor((c + 1) * block_bytes / C) - 1; out block i C + c
-//                          is chunk c of rank i, at i * block_bytes + that offset;
-//   alltoall            -- every block is `block_bytes` (in[j], out[i] at j * block_bytes, i * block_bytes);
-//   allreduce           -- the vector of `count` elements of `elem_bytes` is cut into S = blocks(in) segments,
-//                          segment s = elements floor(s * count / S) .. floor((s + 1) * count / S) - 1 (uneven
-//                          when S does not divide count; empty segments when count < S);
-//   alltoallv           -- block i->j has matrix_bytes[i * P + j] bytes; in[j] of this rank sits at send_displs[j],
-//                          out[i] at recv_displs[i] (the caller's displacements, in bytes);
-//   barrier             -- every block is empty.
+// A schedule names data by blocks holding items (schedule/collective.hpp); a real call has bytes. CallShape says how
+// big the items are and where the units of `in` and `out` sit. A *unit* is what one rank contributes or receives
+// (the collective descriptor's layout): `count` elements of `elem_bytes` -- the allgather/gather/scatter/alltoall
+// block (bytes: elem_bytes 1), the bcast message, the (all)reduce vector, reduce_scatter_block's result block --
+// cut into S = Schedule::size_blocks() segments, segment s = elements floor(s * count / S) .. floor((s + 1) *
+// count / S) - 1 (uneven when S does not divide count; empty segments when count < S). Collectives with counts
+// (describe(c).counts) give each item its own size instead: `counts` elements of the item (allgatherv and
+// reduce_scatter: P, one per rank; alltoallv: the P x P matrix, row = source, elem_bytes 1), S = 1.
+// Block k of `in` or `out` is segment k % S of unit k / S of that buffer; unit u sits at send_displs[u] (in) or
+// recv_displs[u] (out) when those are given (alltoallv, reduce_scatter's input, allgatherv's output), else at
+// u * count * elem_bytes. Barrier blocks are empty.
+//
 // The size of what a tmp block holds is not fixed by its position: tmp[0] may hold segment 3 in one round and
-// segment 5 in the next. When blocks differ in size, Layout runs the schedule symbolically on all ranks (the walk
-// of schedule/walk.hpp: a send carries its data as it is when posted, a recv completes with its matching send) and records, for every op of this rank, which
-// block (allreduce: segment s; alltoallv: block i->j) each segment holds; tmp block b gets a slot as large as the
-// largest block it ever holds. Every op's data then becomes a list of byte chunks (buffer, offset, bytes),
-// adjacent chunks merged.
+// segment 5 in the next. When items differ in size, Layout runs the schedule symbolically on all ranks (the walk
+// of schedule/walk.hpp: a send carries its data as it is when posted, a recv completes with its matching send) and
+// records, for every op of this rank, which item each segment holds; tmp block b gets a slot as large as the
+// largest item it ever holds. Every op's data then becomes a list of byte chunks (buffer, offset, bytes), adjacent
+// chunks merged.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -28,14 +29,14 @@ namespace collplan {
 
 struct CallShape {
     Collective collective = Collective::allgather;
-    uint64_t block_bytes = 0;                  // allgather, alltoall
-    uint64_t count = 0;                        // allreduce: elements
-    uint32_t elem_bytes = 1;                   // allreduce: bytes per element
-    std::vector<uint64_t> matrix_bytes;        // alltoallv: P * P, row = source
-    std::vector<uint64_t> send_displs;         // alltoallv: this rank's in[j] offsets (bytes)
-    std::vector<uint64_t> recv_displs;         // alltoallv: this rank's out[i] offsets (bytes)
+    int root = 0;                        // rooted collectives
+    uint64_t count = 0;                  // elements of one unit (collectives without counts)
+    uint32_t elem_bytes = 1;             // bytes per element
+    std::vector<uint64_t> counts;        // elements of each item: allgatherv, reduce_scatter (P), alltoallv (P * P)
+    std::vector<uint64_t> send_displs;   // this rank's in units' offsets (bytes), when not packed one after the other
+    std::vector<uint64_t> recv_displs;   // this rank's out units' offsets (bytes), likewise
 
-    // allreduce: first element of segment s of S.
+    // First element of segment s of S of a unit.
     uint64_t segment_begin(uint64_t s, uint64_t S) const { return S == 0 ? 0 : (s * count) / S; }
 };
 
@@ -52,8 +53,9 @@ public:
     Layout(const Schedule& s, int rank, const CallShape& shape);
 
     // Whether every block of this call has the same size, so that the layout follows from the rank's own program
-    // (else Layout runs the whole schedule symbolically). The same on every rank: it reads only P, the schedule's
-    // block counts, the element count / block size and the alltoallv byte matrix.
+    // (else Layout runs the whole schedule symbolically). The same on every rank: it reads only the schedule's
+    // block counts, the element count and the counts (which MPI requires equal on every rank, or, for alltoallv,
+    // every rank has gathered).
     static bool uniform(const Schedule& s, const CallShape& shape);
 
     // Data of op i: send -> src, recv -> dst, copy/reduce -> both (equal total bytes).
@@ -68,7 +70,7 @@ public:
     bool uniform() const { return uniform_; }
 
 private:
-    struct Held {             // what one block of an op holds: (buffer, block index, block id)
+    struct Held {             // what one block of an op holds: (buffer, block index, item)
         Buf buf;
         uint32_t block;
         int64_t id;
@@ -77,14 +79,12 @@ private:
     void analyse(const Schedule& s, int rank, std::vector<std::vector<Held>>& held);
     void build_chunks(const Schedule& s, int rank, const std::vector<std::vector<Held>>& held);
     uint64_t id_bytes(int64_t id) const;
+    int64_t own_id(Buf b, uint32_t block) const;
     Chunk position(Buf b, uint32_t block, int64_t id) const;
 
     CallShape shape_;
+    CollShape coll_;                         // P, root, S (segments per unit)
     int P_ = 1, rank_ = 0;
-    uint32_t S_ = 1;                         // allreduce: segments
-    uint32_t C_ = 1;                         // allgather: chunks per contribution (in blocks)
-    // allgather: first byte of chunk c of a contribution of block_bytes.
-    uint64_t chunk_begin(uint64_t c) const { return C_ == 0 ? 0 : c * shape_.block_bytes / C_; }
     bool uniform_ = true;
     uint64_t uniform_bytes_ = 0;
     std::vector<uint64_t> tmp_slot_off_;     // per tmp block

@@ -31,13 +31,14 @@ struct CommState {
     // Schedules built (or refused) on this communicator, by algorithm, parameters, P and whole-or-own. Never
     // evicted, and refusals are kept too: a rank may ask again later on its own (the PMPI library's decisions are
     // cached per datatype, which may differ between ranks) and must then find the answer every rank agreed on,
-    // not build and agree alone. alltoallv's keys hold the count matrix, so they are kept apart and evicted: every
-    // alltoallv call asks on every rank, so every rank evicts alike.
+    // not build and agree alone. The keys of collectives with counts (alltoallv's matrix, allgatherv's and
+    // reduce_scatter's per-rank counts) hold the counts, so they are kept apart and evicted: every such call asks
+    // on every rank with the same counts (gathered, or equal by MPI's rules), so every rank evicts alike.
     struct Built {
         std::shared_ptr<const Schedule> schedule;
         std::string refusal;
     };
-    std::map<std::string, Built> schedules, alltoallv_schedules;
+    std::map<std::string, Built> schedules, counted_schedules;
     std::map<std::string, Entry> plans;
     uint64_t hits = 0, misses = 0;
 
@@ -134,8 +135,8 @@ std::vector<std::string> family_shapes(const std::string& fam, int P) {
 // The topology the schedule is generated for, the first that the algorithm applies to of: params["topology"];
 // the communicator's own (CommState::topologies: COLLPLAN_TOPOLOGY, MPI_Cart_create's grid); full:P; and the
 // shapes of the algorithm's default families (family_shapes).
-Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params,
-                       const std::vector<uint64_t>& matrix, const std::vector<std::string>& comm_topologies) {
+Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params, const Inputs& inputs,
+                       const std::vector<std::string>& comm_topologies) {
     auto it = params.find("topology");
     if (it != params.end()) {
         Topology t = Topology::parse(it->second);
@@ -152,7 +153,8 @@ Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::str
     for (const std::string& spec : specs) {
         const Topology t = Topology::parse(spec);
         if (t.nodes() != P) continue;
-        const Problem p{a.collective, P, t, valid, matrix};
+        Problem p{a.collective, P, t, valid, inputs.counts};
+        p.root = inputs.root;
         const std::string why = a.applies ? a.applies(p) : "";
         if (why.empty()) return t;
         if (reasons.find(why) == std::string::npos) reasons += (reasons.empty() ? "" : "; ") + spec + ": " + why;
@@ -178,13 +180,14 @@ std::string encode(const std::vector<uint64_t>& v) {
 // skips the request has made it before), so that miss agrees once, over the communicator, that every rank built its
 // part within the tag window: one rank's failure is every rank's Error, never a rank-local fallback. Later
 // requests, by any subset of the ranks, find the agreed answer (CommState::schedules keeps refusals too).
-std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P, const Choice& ch,
-                                             const std::vector<uint64_t>& matrix, bool whole) {
+std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P, const Choice& ch, const Inputs& inputs,
+                                             bool whole) {
     const Algorithm& a = resolve(c, ch.algorithm);
-    std::string key = a.name + "|" + std::to_string(P) + (whole ? "|whole|" : "|");
+    std::string key = a.name + "|" + std::to_string(P) + "|" + std::to_string(inputs.root) + (whole ? "|whole|" : "|");
     for (const auto& [k, v] : ch.params) key += k + "=" + v + ";";
-    key += "|" + encode(matrix);
-    auto& cache = c == Collective::alltoallv ? st.alltoallv_schedules : st.schedules;
+    key += "|" + encode(inputs.counts);
+    const bool by_counts = counts_size(c, P) > 0;
+    auto& cache = by_counts ? st.counted_schedules : st.schedules;
     if (auto it = cache.find(key); it != cache.end()) {
         if (!it->second.refusal.empty()) throw Error(it->second.refusal);
         return it->second.schedule;
@@ -195,7 +198,7 @@ std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P,
     std::string failure;
     int local[2] = {0, -1};  // failed, highest tag
     try {
-        s = runtime_schedule(c, P, ch, matrix, st.topologies, whole ? Schedule::kAllRanks : me);
+        s = runtime_schedule(c, P, ch, inputs, st.topologies, whole ? Schedule::kAllRanks : me);
         for (const Op& op : s->program(me).ops)  // a whole schedule: every rank checks its own part too
             if (op.kind == OpKind::send || op.kind == OpKind::recv) local[1] = std::max(local[1], op.tag());
     } catch (const std::exception& e) {  // Error, or bad_alloc on this rank alone
@@ -208,16 +211,16 @@ std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P,
     if (agreed[0]) refusal = failure.empty() ? a.name + ": building the schedule failed on another rank" : failure;
     else if (agreed[1] >= kTagWindow - 1)
         refusal = "schedule " + a.name + " uses tag " + std::to_string(agreed[1]) + " (allowed: < " + std::to_string(kTagWindow - 1) + ")";
-    if (c == Collective::alltoallv && cache.size() >= kMaxPlans) cache.clear();
+    if (by_counts && cache.size() >= kMaxPlans) cache.clear();
     cache.emplace(key, CommState::Built{refusal.empty() ? s : nullptr, refusal});
     if (!refusal.empty()) throw Error(refusal);
     return s;
 }
 
 std::string shape_key(const CallShape& sh, Noncontig mode) {
-    return std::to_string(static_cast<int>(sh.collective)) + "|" + std::to_string(sh.block_bytes) + "|" +
-           std::to_string(sh.count) + "|" + std::to_string(sh.elem_bytes) + "|" + std::to_string(static_cast<int>(mode)) +
-           "|" + encode(sh.matrix_bytes) + "|" + encode(sh.send_displs) + "|" + encode(sh.recv_displs);
+    return std::to_string(static_cast<int>(sh.collective)) + "|" + std::to_string(sh.root) + "|" + std::to_string(sh.count) +
+           "|" + std::to_string(sh.elem_bytes) + "|" + std::to_string(static_cast<int>(mode)) + "|" + encode(sh.counts) +
+           "|" + encode(sh.send_displs) + "|" + encode(sh.recv_displs);
 }
 
 }  // namespace
@@ -228,25 +231,32 @@ void check_choice(Collective c, const Choice& ch) {
     validate_params(resolve(c, ch.algorithm), params);
 }
 
-std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const std::vector<uint64_t>& matrix,
+std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const Inputs& inputs,
                                                  const std::vector<std::string>& comm_topologies, int only_rank) {
     const Algorithm& a = resolve(c, ch.algorithm);
     auto params = ch.params;
-    const Topology t = pick_topology(a, P, params, matrix, comm_topologies);
-    return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, matrix, only_rank));
+    const Topology t = pick_topology(a, P, params, inputs, comm_topologies);
+    return std::make_shared<const Schedule>(make_schedule(a.name, P, t, params, inputs, only_rank));
 }
 
 struct RequestFactory {
-    static std::unique_ptr<Request> make(MPI_Comm comm, Collective c, const Choice& ch, const CallShape& shape,
-                                         const std::vector<uint64_t>& matrix) {
+    // `shape.counts` and `shape.root` are the schedule's inputs (alltoallv: the byte matrix; allgatherv and
+    // reduce_scatter: the per-rank counts).
+    static std::unique_ptr<Request> make(MPI_Comm comm, Collective c, const Choice& ch, const CallShape& shape) {
         auto st = state_of(comm);
         int P = 1;
         MPI_Comm_size(st->dup, &P);
-        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, matrix, false);
-        if (!sched->whole() && !Layout::uniform(*sched, shape)) sched = schedule_for(*st, c, P, ch, matrix, true);
+        if (describe(c).rooted && (shape.root < 0 || shape.root >= P))
+            throw Error(std::string(to_string(c)) + ": root " + std::to_string(shape.root) + " (allowed: 0.." + std::to_string(P - 1) + ")");
+        const Inputs inputs(shape.counts, shape.root);
+        auto sched = ch.schedule ? ch.schedule : schedule_for(*st, c, P, ch, inputs, false);
+        if (!sched->whole() && !Layout::uniform(*sched, shape)) sched = schedule_for(*st, c, P, ch, inputs, true);
         if (sched->collective() != c || sched->ranks() != P)
             throw Error("schedule " + sched->algorithm + " is a " + to_string(sched->collective()) + " for " +
                         std::to_string(sched->ranks()) + " ranks, not a " + to_string(c) + " for " + std::to_string(P));
+        if (describe(c).rooted && sched->root != shape.root)
+            throw Error("schedule " + sched->algorithm + " is for root " + std::to_string(sched->root) + ", not " +
+                        std::to_string(shape.root));
         std::unique_ptr<Request> r(new Request());
         r->state_ = st;
         r->key_ = sched->algorithm + "|" + sched->params + "|" + sched->topology + "|" + std::to_string(reinterpret_cast<uintptr_t>(sched.get())) + "|" + shape_key(shape, ch.mode);
@@ -316,14 +326,21 @@ void Request::run() {
     exec_->run(args_);
 }
 
-// Input staging: in place (MPI_IN_PLACE or send == recv), or when the schedule writes its input.
+// Input staging: in place (MPI_IN_PLACE or send == recv, where the collective allows it), or when the schedule
+// writes its input. Scatter's root in place: the output goes to a scratch (the root's block stays in send).
 void Request::bind(const void* send, void* recv) {
     if (active()) throw Error("collplan request rebound while it runs (wait or test it first)");
-    const bool in_place = send == MPI_IN_PLACE || send == recv;
-    stage_in_ = in_place || plan_->writes_input();
-    user_in_ = in_place ? recv : send;
-    in_offset_ = in_place ? in_place_offset_ : 0;
-    args_.out = recv;
+    const Schedule& s = plan_->schedule();
+    const InPlace rule = describe(s.collective()).in_place;
+    const bool root = plan_->rank() == s.root;
+    const bool send_in_place = (rule == InPlace::send_everywhere || (rule == InPlace::send_at_root && root)) &&
+                               (send == MPI_IN_PLACE || send == recv);
+    const bool recv_in_place = rule == InPlace::recv_at_root && root && recv == MPI_IN_PLACE;
+    stage_in_ = send_in_place || plan_->writes_input();
+    user_in_ = send_in_place ? recv : send;
+    in_offset_ = send_in_place ? in_place_offset_ : 0;
+    if (recv_in_place) scratch_out_.resize(plan_->layout().out_extent());
+    args_.out = recv_in_place ? scratch_out_.data() : recv;
     if (stage_in_) staged_in_.resize(plan_->layout().in_extent());
     args_.in = stage_in_ ? staged_in_.data() : send;
 }
@@ -332,48 +349,100 @@ bool Request::test() { return exec_->test(); }
 void Request::wait() { exec_->wait(); }
 
 // ------------------------------------------------------------------------------------------------ collectives
+namespace {
+
+int comm_size(MPI_Comm comm) {
+    int P = 1;
+    check(MPI_Comm_size(comm, &P), "MPI_Comm_size");
+    return P;
+}
+
+uint64_t comm_rank(MPI_Comm comm) {
+    int r = 0;
+    check(MPI_Comm_rank(comm, &r), "MPI_Comm_rank");
+    return static_cast<uint64_t>(r);
+}
+
+// A collective of bytes: `count` bytes per unit, no reduction.
+std::unique_ptr<Request> bytes_request(Collective c, const void* send, void* recv, CallShape sh, MPI_Comm comm,
+                                       const Choice& ch, uint64_t in_place_offset) {
+    sh.collective = c;
+    auto r = RequestFactory::make(comm, c, ch, sh);
+    RequestFactory::set_input(*r, send, recv, in_place_offset);
+    return r;
+}
+
+// P counts, the same on every rank by MPI's rules; `what` names them in the error.
+std::vector<uint64_t> per_rank(const uint64_t* v, int P, const char* what) {
+    if (v == nullptr && P > 0) throw Error(std::string(what) + " is null (allowed: one entry per rank, " + std::to_string(P) + ")");
+    return std::vector<uint64_t>(v, v + P);
+}
+
+}  // namespace
+
 std::unique_ptr<Request> allgather_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
     CallShape sh;
-    sh.collective = Collective::allgather;
-    sh.block_bytes = bytes;
-    auto r = RequestFactory::make(comm, Collective::allgather, c, sh, {});
-    RequestFactory::set_input(*r, send, recv, static_cast<uint64_t>(r->plan().rank()) * bytes);
-    return r;
+    sh.count = bytes;
+    return bytes_request(Collective::allgather, send, recv, sh, comm, c, comm_rank(comm) * bytes);
 }
 
 std::unique_ptr<Request> alltoall_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
     CallShape sh;
-    sh.collective = Collective::alltoall;
-    sh.block_bytes = bytes;
-    auto r = RequestFactory::make(comm, Collective::alltoall, c, sh, {});
-    RequestFactory::set_input(*r, send, recv, 0);
-    return r;
+    sh.count = bytes;
+    return bytes_request(Collective::alltoall, send, recv, sh, comm, c, 0);
+}
+
+std::unique_ptr<Request> bcast_init(void* buf, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.count = bytes;
+    sh.root = root;
+    return bytes_request(Collective::bcast, nullptr, buf, sh, comm, c, 0);
+}
+
+std::unique_ptr<Request> gather_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.count = bytes;
+    sh.root = root;
+    return bytes_request(Collective::gather, send, recv, sh, comm, c, static_cast<uint64_t>(root) * bytes);
+}
+
+std::unique_ptr<Request> scatter_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.count = bytes;
+    sh.root = root;
+    return bytes_request(Collective::scatter, send, recv, sh, comm, c, 0);
+}
+
+std::unique_ptr<Request> allgatherv_init(const void* send, void* recv, const uint64_t* recv_bytes,
+                                         const uint64_t* recv_displs, MPI_Comm comm, const Choice& c) {
+    const int P = comm_size(comm);
+    CallShape sh;
+    sh.counts = per_rank(recv_bytes, P, "allgatherv: recvcounts");
+    sh.recv_displs = per_rank(recv_displs, P, "allgatherv: displs");
+    const uint64_t in_place_offset = sh.recv_displs.empty() ? 0 : sh.recv_displs[comm_rank(comm)];
+    return bytes_request(Collective::allgatherv, send, recv, sh, comm, c, in_place_offset);
 }
 
 std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_bytes, const uint64_t* send_displs,
                                         void* recv, const uint64_t* recv_bytes, const uint64_t* recv_displs,
                                         MPI_Comm comm, const Choice& c) {
     auto st = state_of(comm);
-    int P = 1;
-    MPI_Comm_size(st->dup, &P);
+    const int P = comm_size(st->dup);
     const bool in_place = send == MPI_IN_PLACE;
     const uint64_t* sb = in_place ? recv_bytes : send_bytes;
     CallShape sh;
-    sh.collective = Collective::alltoallv;
-    sh.matrix_bytes.resize(static_cast<size_t>(P) * P);
+    sh.counts.resize(static_cast<size_t>(P) * P);
     std::vector<uint64_t> row(sb, sb + P);
-    check(PMPI_Allgather(row.data(), P, MPI_UINT64_T, sh.matrix_bytes.data(), P, MPI_UINT64_T, st->dup), "MPI_Allgather");
+    check(PMPI_Allgather(row.data(), P, MPI_UINT64_T, sh.counts.data(), P, MPI_UINT64_T, st->dup), "MPI_Allgather");
     int me = 0;
     MPI_Comm_rank(st->dup, &me);
     for (int i = 0; i < P; ++i)
-        if (sh.matrix_bytes[static_cast<size_t>(i) * P + me] != recv_bytes[i])
-            throw Error("alltoallv: rank " + std::to_string(i) + " sends " + std::to_string(sh.matrix_bytes[size_t(i) * P + me]) +
+        if (sh.counts[static_cast<size_t>(i) * P + me] != recv_bytes[i])
+            throw Error("alltoallv: rank " + std::to_string(i) + " sends " + std::to_string(sh.counts[size_t(i) * P + me]) +
                         " bytes to rank " + std::to_string(me) + ", which expects " + std::to_string(recv_bytes[i]));
     sh.send_displs.assign(in_place ? recv_displs : send_displs, (in_place ? recv_displs : send_displs) + P);
     sh.recv_displs.assign(recv_displs, recv_displs + P);
-    auto r = RequestFactory::make(comm, Collective::alltoallv, c, sh, sh.matrix_bytes);
-    RequestFactory::set_input(*r, send, recv, 0);
-    return r;
+    return bytes_request(Collective::alltoallv, send, recv, sh, comm, c, 0);
 }
 
 std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op op) {
@@ -390,51 +459,85 @@ std::string reduction_unsupported(const Schedule& s, MPI_Datatype type, MPI_Op o
     return "";
 }
 
+namespace {
+
 // The choice with the algorithm's rank-consistent variant (Algorithm::rank_consistent_params; parameters the
 // caller set win). That variant is exact for every operation, so it serves both a reduction that needs
 // rank-consistency (not exact, datatype.hpp) and one the caller's schedule cannot do (e.g. an inverse it lacks).
-Choice variant_choice(const Choice& c) {
-    Choice out = c;
-    if (c.schedule) return out;
-    for (const auto& [k, v] : resolve(Collective::allreduce, c.algorithm).rank_consistent_params) out.params.try_emplace(k, v);
+Choice variant_choice(Collective c, const Choice& ch) {
+    Choice out = ch;
+    if (ch.schedule) return out;
+    for (const auto& [k, v] : resolve(c, ch.algorithm).rank_consistent_params) out.params.try_emplace(k, v);
     return out;
 }
 
-std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
-                                        MPI_Comm comm, const Choice& c) {
+// A reduction of elements of `type` (sh.count or sh.counts in elements), reduced with `op` by MPI_Reduce_local.
+std::unique_ptr<Request> reduction_request(Collective c, const void* send, void* recv, CallShape sh, MPI_Datatype type,
+                                           MPI_Op op, MPI_Comm comm, const Choice& ch) {
     const TypeInfo t = type_info(type);
     if (t.extent <= 0 || t.true_lb < t.lb || t.true_lb + t.true_extent > t.lb + t.extent)
-        throw Error("allreduce: datatype with extent " + std::to_string(t.lb) + ".." + std::to_string(t.lb + t.extent) +
-                    " and data at " + std::to_string(t.true_lb) + ".." + std::to_string(t.true_lb + t.true_extent) +
-                    " (allowed: a positive extent that holds the data)");
-    CallShape sh;
-    sh.collective = Collective::allreduce;
-    sh.count = count;
+        throw Error(std::string(to_string(c)) + ": datatype with extent " + std::to_string(t.lb) + ".." +
+                    std::to_string(t.lb + t.extent) + " and data at " + std::to_string(t.true_lb) + ".." +
+                    std::to_string(t.true_lb + t.true_extent) + " (allowed: a positive extent that holds the data)");
+    sh.collective = c;
     sh.elem_bytes = static_cast<uint32_t>(t.extent);
-    const Choice variant = variant_choice(c);
-    auto r = RequestFactory::make(comm, Collective::allreduce, exact_reduction(type, op) ? c : variant, sh, {});
+    const Choice variant = variant_choice(c, ch);
+    const bool exact = exact_reduction(type, op);
+    auto r = RequestFactory::make(comm, c, exact ? ch : variant, sh);
     std::string why = reduction_unsupported(r->plan().schedule(), type, op);
-    if (!why.empty() && variant.params != c.params && exact_reduction(type, op)) {
-        r = RequestFactory::make(comm, Collective::allreduce, variant, sh, {});
+    if (!why.empty() && variant.params != ch.params && exact) {
+        r = RequestFactory::make(comm, c, variant, sh);
         why = reduction_unsupported(r->plan().schedule(), type, op);
     }
-    if (!why.empty()) throw Error("allreduce: " + why);
+    if (!why.empty()) throw Error(std::string(to_string(c)) + ": " + why);
     RequestFactory::set_reduction(*r, type, op, t.lb);
     RequestFactory::set_input(*r, send, recv, 0);
     return r;
 }
 
-std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c) {
+}  // namespace
+
+std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
+                                        MPI_Comm comm, const Choice& c) {
     CallShape sh;
-    sh.collective = Collective::barrier;
-    auto r = RequestFactory::make(comm, Collective::barrier, c, sh, {});
-    RequestFactory::set_input(*r, nullptr, nullptr, 0);
-    return r;
+    sh.count = count;
+    return reduction_request(Collective::allreduce, send, recv, sh, type, op, comm, c);
+}
+
+std::unique_ptr<Request> reduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op, int root,
+                                     MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.count = count;
+    sh.root = root;
+    return reduction_request(Collective::reduce, send, recv, sh, type, op, comm, c);
+}
+
+std::unique_ptr<Request> reduce_scatter_block_init(const void* send, void* recv, uint64_t count, MPI_Datatype type,
+                                                   MPI_Op op, MPI_Comm comm, const Choice& c) {
+    CallShape sh;
+    sh.count = count;
+    return reduction_request(Collective::reduce_scatter_block, send, recv, sh, type, op, comm, c);
+}
+
+std::unique_ptr<Request> reduce_scatter_init(const void* send, void* recv, const uint64_t* counts, MPI_Datatype type,
+                                             MPI_Op op, MPI_Comm comm, const Choice& c) {
+    const int P = comm_size(comm);
+    CallShape sh;
+    sh.counts = per_rank(counts, P, "reduce_scatter: recvcounts");
+    MPI_Aint lb = 0, extent = 0;
+    check(MPI_Type_get_extent(type, &lb, &extent), "MPI_Type_get_extent");
+    uint64_t off = 0;
+    for (uint64_t n : sh.counts) sh.send_displs.push_back(off), off += n * static_cast<uint64_t>(std::max<MPI_Aint>(extent, 0));
+    return reduction_request(Collective::reduce_scatter, send, recv, sh, type, op, comm, c);
+}
+
+std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c) {
+    return bytes_request(Collective::barrier, nullptr, nullptr, CallShape{}, comm, c, 0);
 }
 
 CacheStats cache_stats(MPI_Comm comm) {
     auto st = state_of(comm);
-    return {st->schedules.size() + st->alltoallv_schedules.size(), st->plans.size(), st->hits, st->misses};
+    return {st->schedules.size() + st->counted_schedules.size(), st->plans.size(), st->hits, st->misses};
 }
 
 }  // namespace collplan::mpi

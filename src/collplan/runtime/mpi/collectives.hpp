@@ -1,5 +1,6 @@
-// The collectives over MPI: allgather, alltoall, alltoallv, allreduce and barrier through any registered algorithm,
-// blocking or split-phase, with persistent plans.
+// The collectives over MPI -- every collective of schedule/collective.hpp: allgather, alltoall, alltoallv,
+// allreduce, barrier, bcast, reduce, reduce_scatter_block, reduce_scatter, allgatherv, gather, scatter -- through
+// any registered algorithm, blocking or split-phase, with persistent plans.
 //
 // Every call goes through a Request: *_init builds (or finds in the cache) the plan and returns a request that
 // start() runs, test() advances without blocking and wait() completes; it can be started again (persistent).
@@ -11,13 +12,21 @@
 // of its non-blocking collectives), the schedules by (collective, algorithm, parameters, P) and the plans by
 // schedule and call shape (sizes; alltoallv: the whole count matrix, which every call gathers).
 //
-// Buffers are bytes except for allreduce: count elements of a datatype whose data lie inside each element's extent,
+// Buffers are bytes except for the reductions (allreduce, reduce, reduce_scatter_block, reduce_scatter): count
+// elements of a datatype whose data lie inside each element's extent,
 // elements `extent` bytes apart, the buffer pointing at the start of the first element's extent (its address plus
 // the lower bound; for contiguous types the address), reduced with MPI_Reduce_local, so every predefined and
 // user-defined MPI_Op works. Operations that do not commute are refused by schedules that need commutativity;
 // unless the reduction is exact (an integer type, datatype.hpp) only rank-consistent schedules run, and an
 // algorithm whose default is not rank-consistent runs its rank-consistent variant (Algorithm::
-// rank_consistent_params) -- which also runs an exact reduction the caller's parameters cannot do. MPI_IN_PLACE (or send == recv) is supported: the input is staged in a private copy.
+// rank_consistent_params) -- which also runs an exact reduction the caller's parameters cannot do.
+//
+// In place, where MPI allows it (describe(c).in_place): MPI_IN_PLACE (or send == recv) as the send buffer on every
+// rank (allgather, allgatherv: the input is this rank's part of recv; alltoall(v), allreduce, reduce_scatter(_block):
+// the input is recv) or at the root (reduce: recv; gather: the root's block of recv) -- the input is staged in a
+// private copy; MPI_IN_PLACE as the root's receive buffer of scatter -- the root's own block stays in send, and
+// the schedule writes a private scratch. A rooted call's buffers that MPI calls "significant only at root" may be
+// null elsewhere.
 #pragma once
 #include <mpi.h>
 
@@ -26,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "collplan/algorithms/registry.hpp"
 #include "collplan/runtime/mpi/executor.hpp"
 
 namespace collplan::mpi {
@@ -48,7 +58,9 @@ public:
     Request& operator=(const Request&) = delete;
 
     // Points the request at other buffers of the same shape: the next start() reads `send` (MPI_IN_PLACE, or the
-    // same address as `recv`: the input is where MPI_IN_PLACE puts it in `recv`) and writes `recv`.
+    // same address as `recv`, where the collective allows it: the input is where MPI_IN_PLACE puts it in `recv`)
+    // and writes `recv` (scatter's root: MPI_IN_PLACE writes a scratch). bcast: `send` is ignored, `recv` is the
+    // buffer.
     void bind(const void* send, void* recv);
     void start();
     bool test();
@@ -70,9 +82,9 @@ private:
     RunArgs args_;
     const void* user_in_ = nullptr;       // where the input really is
     uint64_t in_offset_ = 0;              // in-place input: its offset in the output
-    uint64_t in_place_offset_ = 0;        // allgather: rank * bytes; others 0
+    uint64_t in_place_offset_ = 0;        // allgather, gather: rank * bytes; allgatherv: recv_displs[rank]; others 0
     bool stage_in_ = false;
-    std::vector<char> staged_in_;
+    std::vector<char> staged_in_, scratch_out_;
     bool cached_ = false;
 };
 
@@ -86,13 +98,32 @@ std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t c
                                         MPI_Comm comm, const Choice& c);
 std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
 
+// The rooted collectives (root: the same on every rank, 0 .. P-1). bytes: bcast -- the message; gather -- what
+// each rank contributes; scatter -- what the root sends to each rank. Buffers MPI calls significant only at the
+// root (gather's recv, scatter's send) may be null on the other ranks.
+std::unique_ptr<Request> bcast_init(void* buf, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> gather_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> scatter_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
+// allgatherv: P counts and displacements in bytes, the same on every rank (MPI requires the counts equal).
+std::unique_ptr<Request> allgatherv_init(const void* send, void* recv, const uint64_t* recv_bytes,
+                                         const uint64_t* recv_displs, MPI_Comm comm, const Choice& c);
+// Reductions, as allreduce_init: count elements (reduce_scatter: P counts, the same on every rank) of `type`.
+// reduce: recv significant at the root only; reduce_scatter_block: send holds P * count elements, recv count;
+// reduce_scatter: send holds the sum of counts, recv counts[rank].
+std::unique_ptr<Request> reduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op, int root,
+                                     MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> reduce_scatter_block_init(const void* send, void* recv, uint64_t count, MPI_Datatype type,
+                                                   MPI_Op op, MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> reduce_scatter_init(const void* send, void* recv, const uint64_t* counts, MPI_Datatype type,
+                                             MPI_Op op, MPI_Comm comm, const Choice& c);
+
 // The schedule a call with this choice runs on P ranks (not cached): every rank's program, or only_rank's alone
-// (what a call runs when its blocks are even: see Layout::uniform). Throws Error when the algorithm does not apply
+// (what a call runs when its blocks are even: see Layout::uniform); `inputs`: the counts (alltoallv's matrix,
+// allgatherv's and reduce_scatter's per-rank counts) and the root. Throws Error when the algorithm does not apply
 // to P on any topology tried: params["topology"]; `comm_topologies` (a communicator's own: COLLPLAN_TOPOLOGY, its
 // MPI_Cart_create grid); full:P; the ring, line, hypercube and the MPI_Dims_create torus/mesh of the algorithm's
 // default topology families.
-std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch,
-                                                 const std::vector<uint64_t>& matrix = {},
+std::shared_ptr<const Schedule> runtime_schedule(Collective c, int P, const Choice& ch, const Inputs& inputs = {},
                                                  const std::vector<std::string>& comm_topologies = {},
                                                  int only_rank = Schedule::kAllRanks);
 
