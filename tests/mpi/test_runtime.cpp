@@ -1,7 +1,7 @@
-// MPI tests of the executor: every registered algorithm with real data on this communicator's P ranks (ctest runs
-// this program under each MPI's mpirun for P = 1..8), several sizes including 0 and sizes that no block count
-// divides, MPI_SUM on doubles and a non-commutative user-defined operation, compared with a plain serial
-// computation of the expected result; plus split-phase, persistent, overlapping, in-place, both ways of moving
+// MPI tests of the executor: every registered algorithm of every collective with real data on this communicator's P
+// ranks (ctest runs this program under each MPI's mpirun for P = 1..8), several sizes including 0 and sizes that no
+// block count divides, roots 0, P/2 and P-1, uneven per-rank counts with zeros, MPI_SUM on integers and doubles and
+// a non-commutative user-defined operation, compared with a plain serial computation of the expected result; plus split-phase, persistent, overlapping, in-place, both ways of moving
 // non-contiguous data, alltoallv (hand-made schedules and every registered alltoallv algorithm) and barrier order.
 // Prints one line per failure and "N passed, M failed" on rank 0; exits 1 on any failure, and when no case passed.
 #include <mpi.h>
@@ -203,6 +203,167 @@ std::string allreduce_max_case(const Choice& c, uint64_t count) {
     return "";
 }
 
+// ------------------------------------------------------------------------------------------------ rooted, v
+// Bytes from rank i to rank j: irregular, with zeros.
+uint64_t vbytes(int i, int j, uint64_t scale) { return scale * static_cast<uint64_t>((i * 3 + j * 5) % 4) + ((i + j) % 3 == 0 ? 0 : 1); }
+
+// bcast: the root's n bytes everywhere. Split-phase (test() polling) every other call.
+std::string bcast_case(const Choice& c, uint64_t n, int root, bool split) {
+    std::vector<unsigned char> buf(n, 0xee), want(n);
+    for (uint64_t i = 0; i < n; ++i) want[i] = pattern(root, i);
+    if (me == root) buf = want;
+    auto req = bcast_init(buf.data(), n, root, world, c);
+    req->start();
+    if (split)
+        while (!req->test()) {
+        }
+    else
+        req->wait();
+    return check_bytes(buf, want);
+}
+
+// gather: every rank's n bytes at the root, in rank order; the others pass no receive buffer.
+std::string gather_case(const Choice& c, uint64_t n, int root, bool in_place) {
+    std::vector<unsigned char> send(n), recv(me == root ? P * n : 0, 0xee), want(recv.size());
+    for (uint64_t i = 0; i < n; ++i) send[i] = pattern(me, i);
+    for (uint64_t k = 0; k < want.size(); ++k) want[k] = pattern(static_cast<int>(k / n), k % n);
+    const bool ip = in_place && me == root;
+    if (ip) std::memcpy(recv.data() + root * n, send.data(), n);
+    auto req = gather_init(ip ? MPI_IN_PLACE : send.data(), me == root ? recv.data() : nullptr, n, root, world, c);
+    finish(*req);
+    return check_bytes(recv, want);
+}
+
+// scatter: block j of the root's P*n bytes to rank j; the others pass no send buffer. In place: the root's own
+// block stays where it is and its receive buffer is MPI_IN_PLACE.
+std::string scatter_case(const Choice& c, uint64_t n, int root, bool in_place) {
+    std::vector<unsigned char> send(me == root ? P * n : 0), recv(n, 0xee), want(n);
+    for (uint64_t k = 0; k < send.size(); ++k) send[k] = pattern(static_cast<int>(k / n) + 100, k % n);
+    for (uint64_t i = 0; i < n; ++i) want[i] = pattern(me + 100, i);
+    const bool ip = in_place && me == root;
+    const std::vector<unsigned char> before = send;
+    auto req = scatter_init(me == root ? send.data() : nullptr, ip ? MPI_IN_PLACE : recv.data(), n, root, world, c);
+    finish(*req);
+    if (send != before) return "the root's send buffer was written";
+    return ip ? "" : check_bytes(recv, want);
+}
+
+// allgatherv: rank r contributes vbytes(r, r, scale) bytes (zeros on some ranks), placed in reverse rank order
+// with gaps of 3 bytes.
+std::string allgatherv_case(const Choice& c, uint64_t scale, bool in_place) {
+    std::vector<uint64_t> counts(P), displs(P);
+    uint64_t off = 3;
+    for (int r = P - 1; r >= 0; --r) counts[r] = vbytes(r, r, scale), displs[r] = off, off += counts[r] + 3;
+    std::vector<unsigned char> send(counts[me]), recv(off, 0xee), want(off, 0xee);
+    for (uint64_t i = 0; i < counts[me]; ++i) send[i] = pattern(me, i);
+    for (int r = 0; r < P; ++r)
+        for (uint64_t i = 0; i < counts[r]; ++i) want[displs[r] + i] = pattern(r, i);
+    if (in_place) std::memcpy(recv.data() + displs[me], send.data(), counts[me]);
+    auto req = allgatherv_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), counts.data(), displs.data(), world, c);
+    finish(*req);
+    return check_bytes(recv, want);
+}
+
+// The reductions with a root or a scattered result, on int64 sums (Fold = IntSum) or the non-commutative affine
+// maps (Fold = AffineFold), against the serial reduction in rank order.
+struct IntSum {
+    using T = int64_t;
+    static T value(int r, uint64_t i) { return static_cast<T>(sum_value(r, i)); }
+    static T fold(T a, T b) { return a + b; }
+    static std::string text(T v) { return std::to_string(v); }
+};
+struct AffineFold {
+    using T = Affine;
+    static T value(int r, uint64_t i) { return affine_value(r, i); }
+    static T fold(T a, T b) { return compose(a, b); }
+    static std::string text(T v) { return "(" + std::to_string(v.a) + "," + std::to_string(v.b) + ")"; }
+};
+
+// reduce (count elements to `root`), reduce_scatter_block (P x count in, count out) or reduce_scatter (sum of
+// counts in, counts[me] out).
+template <class Fold>
+std::string scattered_reduction_case(Collective coll, const Choice& c, uint64_t count, const std::vector<uint64_t>& counts,
+                                     int root, bool in_place, MPI_Datatype type, MPI_Op op) {
+    using T = typename Fold::T;
+    uint64_t in_n = count, out_n = me == root ? count : 0, first = 0;  // reduce
+    if (coll == Collective::reduce_scatter_block) in_n = P * count, out_n = count, first = me * count;
+    if (coll == Collective::reduce_scatter) {
+        in_n = 0;
+        for (int r = 0; r < P; ++r) first += r < me ? counts[r] : 0, in_n += counts[r];
+        out_n = counts[me];
+    }
+    std::vector<T> send(in_n), recv(in_place && coll != Collective::reduce ? in_n : out_n, T{-1});
+    for (uint64_t i = 0; i < in_n; ++i) send[i] = Fold::value(me, i);
+    const bool ip = in_place && (coll != Collective::reduce || me == root);
+    if (ip) std::copy(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(recv.size()), recv.begin());
+    const void* s = ip ? MPI_IN_PLACE : send.data();
+    std::unique_ptr<Request> req;
+    if (coll == Collective::reduce) req = reduce_init(s, me == root ? recv.data() : nullptr, count, type, op, root, world, c);
+    else if (coll == Collective::reduce_scatter_block) req = reduce_scatter_block_init(s, recv.data(), count, type, op, world, c);
+    else req = reduce_scatter_init(s, recv.data(), counts.data(), type, op, world, c);
+    finish(*req);
+    for (uint64_t i = 0; i < out_n; ++i) {
+        T want = Fold::value(0, first + i);
+        for (int r = 1; r < P; ++r) want = Fold::fold(want, Fold::value(r, first + i));
+        if (Fold::text(recv[i]) != Fold::text(want))
+            return "element " + std::to_string(i) + " is " + Fold::text(recv[i]) + ", expected " + Fold::text(want);
+    }
+    return "";
+}
+
+std::vector<uint64_t> uneven_counts(uint64_t scale) {
+    std::vector<uint64_t> counts(P);
+    for (int r = 0; r < P; ++r) counts[r] = vbytes(r, P - 1 - r, scale);
+    return counts;
+}
+
+// The cases of one algorithm of a collective added by the descriptor work (rooted, or with per-rank counts): every
+// root of {0, P/2, P-1}, sizes including 0 and sizes no block count divides, in place where MPI allows it.
+void new_collective_cases(Tally& t, const std::string& name, Collective coll, const Choice& c, MPI_Datatype affine_type,
+                          MPI_Op affine) {
+    const bool reduction = collplan::describe(coll).reduction;
+    std::vector<int> roots{0};
+    if (collplan::describe(coll).rooted) roots = {0, P / 2, P - 1};
+    for (size_t k = 0; k < roots.size(); ++k) {
+        const int root = roots[k];
+        if (k > 0 && root == roots[k - 1]) continue;
+        const std::string at = name + (collplan::describe(coll).rooted ? " root=" + std::to_string(root) : "");
+        const auto probe = runtime_schedule(coll, P, c, Inputs(std::vector<uint64_t>(counts_size(coll, P), 1), root));
+        const bool noncomm = reduction && !probe->needs_commutative;
+        for (uint64_t n : {0, 1, 7, 1000, 16387}) {
+            const std::string nm = at + " n=" + std::to_string(n);
+            const std::vector<uint64_t> counts = uneven_counts(n);
+            switch (coll) {
+                case Collective::bcast: run_case(t, nm, [&] { return bcast_case(c, n, root, n % 2 == 1); }); break;
+                case Collective::gather: run_case(t, nm, [&] { return gather_case(c, n, root, false); }); break;
+                case Collective::scatter: run_case(t, nm, [&] { return scatter_case(c, n, root, false); }); break;
+                case Collective::allgatherv: run_case(t, nm, [&] { return allgatherv_case(c, n, false); }); break;
+                default:
+                    run_case(t, nm + " sum", [&] {
+                        return scattered_reduction_case<IntSum>(coll, c, n, counts, root, false, MPI_INT64_T, MPI_SUM);
+                    });
+                    if (noncomm && n <= 1000)
+                        run_case(t, nm + " noncommutative", [&] {
+                            return scattered_reduction_case<AffineFold>(coll, c, n, counts, root, false, affine_type, affine);
+                        });
+                    break;
+            }
+        }
+        const std::string nm = at + " in-place";
+        switch (coll) {
+            case Collective::bcast: break;
+            case Collective::gather: run_case(t, nm, [&] { return gather_case(c, 13, root, true); }); break;
+            case Collective::scatter: run_case(t, nm, [&] { return scatter_case(c, 13, root, true); }); break;
+            case Collective::allgatherv: run_case(t, nm, [&] { return allgatherv_case(c, 5, true); }); break;
+            default:
+                run_case(t, nm, [&] {
+                    return scattered_reduction_case<IntSum>(coll, c, 33, uneven_counts(9), root, true, MPI_INT64_T, MPI_SUM);
+                });
+                break;
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------------ barrier
 // Rank P-1 arrives late; nobody may leave before it arrived (system clock: one host, one clock).
 std::string barrier_case(const Choice& c) {
@@ -220,8 +381,6 @@ std::string barrier_case(const Choice& c) {
 }
 
 // ------------------------------------------------------------------------------------------------ alltoallv
-// Bytes from rank i to rank j: irregular, with zeros.
-uint64_t vbytes(int i, int j, uint64_t scale) { return scale * static_cast<uint64_t>((i * 3 + j * 5) % 4) + ((i + j) % 3 == 0 ? 0 : 1); }
 
 struct VCall {
     std::vector<uint64_t> sb, sd, rb, rd;
@@ -352,7 +511,7 @@ void test_algorithm(Tally& t, const Algorithm& a, MPI_Datatype affine_type, MPI_
         Choice c{a.name, params, Noncontig::automatic};
         std::shared_ptr<const Schedule> probe;
         try {
-            probe = runtime_schedule(a.collective, P, c);
+            probe = runtime_schedule(a.collective, P, c, Inputs(std::vector<uint64_t>(counts_size(a.collective, P), 1)));
         } catch (const Error& e) {
             if (me == 0) std::printf("skip %s: %s\n", name.c_str(), e.what());
             ++t.skipped;
@@ -398,7 +557,14 @@ void test_algorithm(Tally& t, const Algorithm& a, MPI_Datatype affine_type, MPI_
             case Collective::barrier:
                 run_case(t, name, [&] { return barrier_case(c); });
                 break;
-            default: break;
+            case Collective::alltoallv: break;  // test_alltoallv, with count matrices
+            case Collective::bcast:
+            case Collective::reduce:
+            case Collective::reduce_scatter_block:
+            case Collective::reduce_scatter:
+            case Collective::allgatherv:
+            case Collective::gather:
+            case Collective::scatter: new_collective_cases(t, name, a.collective, c, affine_type, affine); break;
         }
     }
 }
