@@ -88,6 +88,71 @@ TEST(RuntimeLayout, EveryAllreduceAlgorithmMatchesMessageSizesForAnyCount) {
         }
 }
 
+// Every algorithm of the collectives with a root or per-rank counts: matched message sizes on every rank and an
+// output extent that is exactly what MPI says the rank receives, for roots 0 and P-1, counts no block count
+// divides, and uneven per-rank counts with zeros.
+TEST(RuntimeLayout, RootedAndCountedCollectivesMatchMessageSizes) {
+    const Collective kNew[] = {Collective::bcast, Collective::reduce, Collective::reduce_scatter_block,
+                               Collective::reduce_scatter, Collective::allgatherv, Collective::gather, Collective::scatter};
+    int layouts = 0;
+    for (Collective c : kNew)
+        for (const Algorithm* a : Registry::get().for_collective(c))
+            for (int P : {1, 2, 3, 5, 8}) {
+                std::vector<uint64_t> counts;
+                if (counts_size(c, P) > 0)
+                    for (int r = 0; r < P; ++r) counts.push_back((r * 5 + 3) % 4 == 0 ? 0 : static_cast<uint64_t>(r * 7 % 5 + 1));
+                for (int root : {0, P - 1}) {
+                    Schedule s(c, 1, 0, 0, 0);
+                    try {
+                        s = make_schedule(a->name, P, Topology::full(P), {}, Inputs(counts, root));
+                    } catch (const Error&) {
+                        continue;  // does not apply on full:P
+                    }
+                    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t(P) + 1, uint64_t{1001}}) {
+                        CallShape sh;
+                        sh.collective = c;
+                        sh.root = root;
+                        sh.count = count;
+                        sh.elem_bytes = describe(c).reduction ? 8 : 1;
+                        sh.counts = counts;
+                        if (c == Collective::reduce_scatter)  // the input: every rank's counts one after the other
+                            for (uint64_t off = 0; uint64_t n : counts) sh.send_displs.push_back(off), off += n * 8;
+                        uint64_t end = 0;  // allgatherv: the output in reverse rank order, with gaps of 2 bytes
+                        if (c == Collective::allgatherv) {
+                            sh.recv_displs.assign(static_cast<size_t>(P), 0);
+                            for (int r = P - 1; r >= 0; --r) sh.recv_displs[r] = end + 2, end += counts[r] + 2;
+                            end = 0;
+                            for (int r = 0; r < P; ++r)
+                                if (counts[r]) end = std::max(end, sh.recv_displs[r] + counts[r]);
+                        }
+                        expect_matched_sizes(s, sh);
+                        for (int r = 0; r < P; ++r) {
+                            const Layout l(s, r, sh);
+                            ++layouts;
+                            if (c == Collective::bcast && r == root) continue;  // receives nothing (P = 1: touches nothing)
+                            const CollShape cs = s.shape();
+                            uint64_t want = buffer_blocks(c, cs, r, Buf::out) / std::max(1u, cs.S) * count * sh.elem_bytes;
+                            if (c == Collective::reduce_scatter) want = counts[r] * 8;
+                            if (c == Collective::allgatherv) want = end;
+                            EXPECT_EQ(l.out_extent(), want) << a->name << " P=" << P << " root=" << root << " count=" << count << " rank " << r;
+                        }
+                    }
+                }
+            }
+    EXPECT_GT(layouts, 1000);
+}
+
+TEST(RuntimeLayout, RootedCallForAnotherRootIsRefused) {
+    const Schedule s = make_schedule("bcast/binomial", 4, Topology::full(4), {}, Inputs({}, 2));
+    CallShape sh;
+    sh.collective = Collective::bcast;
+    sh.root = 1;
+    sh.count = 8;
+    EXPECT_THROW(Layout(s, 0, sh), Error);
+    sh.root = 2;
+    EXPECT_EQ(Layout(s, 2, sh).out_extent(), 8u);
+}
+
 // A hand-made alltoallv that relays every block through tmp: rank r receives block (r-k -> r) into tmp[0] and
 // copies it into out. tmp[0] holds blocks of different sizes in turn; its slot must fit the largest.
 TEST(RuntimeLayout, AlltoallvRelayThroughTmpGetsTheLargestSlot) {
