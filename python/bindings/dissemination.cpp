@@ -5,7 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "module.hpp"
-#include "collplan/model/dissemination.hpp"
+#include "collplan/algorithms/allreduce/nway_cost.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

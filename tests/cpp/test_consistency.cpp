@@ -9,7 +9,7 @@
 
 #include "collplan/algorithms/allreduce/nway_common.hpp"
 #include "collplan/algorithms/registry.hpp"
-#include "collplan/model/dissemination.hpp"
+#include "collplan/algorithms/allreduce/nway_cost.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/reduction.hpp"
 #include "collplan/verify/verify.hpp"

@@ -1,6 +1,6 @@
 // Shared part of the n-way dissemination allreduce (allreduce/nway_dissemination and
 // allreduce/nway_dissemination_plain): the arithmetic of the paper's last-round adaption and the generators.
-// Also used by the cost model (model/dissemination.hpp), which prices one rank's program.
+// Also used by the cost model (nway_cost.hpp), which prices one rank's program.
 //
 // Notation (End, Yahyapour, Simmendinger, Alrutz, INFOCOMP 2015, sec. III-IV): P ranks, radix n, b = n + 1,
 // k = ceil(log_b P) rounds. In round l = 1..k rank p receives from p - j b^(l-1), j = 1..n, and sends to

@@ -35,12 +35,12 @@
 // Cost:          sum over rounds of [ (ceil(m_l / ports) - 1) g' + T(n_bytes) + r_l n_bytes gamma ], m_l = n for
 //                l < k and the plan's message count in round k, r_l the reductions (n, + extra for keep),
 //                T the message time and g' its port occupancy (LogGP: 2o + L + (n_bytes-1)G and max(g, (n_bytes-1)G);
-//                Hockney: alpha + n_bytes beta). Exactly: model/dissemination.hpp, nway_cost().
+//                Hockney: alpha + n_bytes beta). Exactly: nway_cost.hpp, nway_cost().
 //                forward=contributions: round l has m_l <= n messages of c_j blocks (at most (n+1)^(l-1) n_bytes),
 //                (P - 1) n_bytes sent and received per rank in all, then (P - 1) n_bytes gamma of reductions and
 //                2 n_bytes rho of copies. Hockney with n ports and P = (n+1)^k: k alpha + (P - 1)/n n_bytes beta
 //                + (P - 1) n_bytes gamma; one port: (sum_l m_l) alpha + (P - 1) n_bytes (beta + gamma).
-//                model/dissemination.hpp, nway_contributions_cost().
+//                nway_cost.hpp, nway_contributions_cost().
 // Memory:        tmp of max(n, m_k) receive blocks + one per kept prefix (+1 rest accumulator with keep);
 //                one segment: in = out = 1 block (the whole vector). forward=contributions: tmp of P blocks (P n_bytes).
 //                One rank's program is built alone; the last-round plan is global, its fallback O(P) time and memory.
@@ -59,7 +59,7 @@
 #include "collplan/algorithms/allreduce/nway_common.hpp"
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/common/units.hpp"
-#include "collplan/model/dissemination.hpp"
+#include "collplan/algorithms/allreduce/nway_cost.hpp"
 
 namespace collplan {
 namespace {

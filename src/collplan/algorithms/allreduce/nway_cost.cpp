@@ -1,4 +1,4 @@
-#include "collplan/model/dissemination.hpp"
+#include "collplan/algorithms/allreduce/nway_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
