@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,400 @@ static inline void cf_buf_free(cf_buf *b) { free(b->mem), b->mem = NULL; }
 /* Compares every int of `got` (guards included) to `expected`; index = int offset from the MPI pointer. */
 static inline void cf_check_buf(const cf_buf *got, const cf_buf *expected) {
     for (long i = 0; i < got->len; i++) cf_check_ll(i - CF_GUARD, got->mem[i], expected->mem[i]);
+}
+
+/* ---- rooted collectives -----------------------------------------------------------------------------------
+ * The roots every rooted case runs at: 0, the last rank and a middle one (P / 2), each once (P = 1: 0 alone;
+ * P = 2: 0 and 1). Returns how many. */
+static inline int cf_roots(int P, int roots[3]) {
+    const int cand[3] = {0, P - 1, P / 2};
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        int seen = 0;
+        for (int j = 0; j < n; j++) seen |= roots[j] == cand[i];
+        if (!seen) roots[n++] = cand[i];
+    }
+    return n;
+}
+
+/* ---- reductions (reduce.c, reduce_scatter_block.c, reduce_scatter.c) ----------------------------------------
+ * A reduction kind (cf_red) is a datatype, an operation and the layout of one element: its extent and lower bound
+ * in bytes and up to two value slots (offset, basic type). Rank r's input for element g of the whole vector (g =
+ * 0..n-1, or 0..sum of counts - 1 for the reduce-scatters) is cf_red_value(k, r, g, slot); the expected result is
+ * the serial fold over ranks 0..P-1 in rank order, x_0 op x_1 op ... op x_{P-1}. The values make every result
+ * exact in its type (small integers, products of 2 and -1, sums mod a prime), except the floating-point sums of
+ * mixed magnitudes (kind fsum: 1e16, 1, -1e16, 1e-3 scaled per rank), whose value depends on the order of the
+ * additions: those must be finite and within (P - 1) eps sum|x_r| of the exact sum, the bound of any order.
+ * Buffers are byte buffers (cf_bytes) filled with CF_RBYTE: bytes outside value slots -- holes of strided types,
+ * the front of a non-zero lower bound, guards -- must keep it (the padding of the struct pair types of
+ * MPI_MAXLOC/MPI_MINLOC excepted: MPI may copy it). User operations: commutative is elementwise addition mod
+ * CF_PRIME, non-commutative is composition of affine maps x -> a x + b mod CF_PRIME on 2-int elements (rank order
+ * matters and results are exact); both find the element layout from the datatype they are called with and count
+ * a datatype they were not given (cf_red_unexpected_types). */
+enum { CF_RBYTE = 0xA5, CF_RGUARD = 32, CF_PRIME = 1000003 };
+typedef enum { CF_V_INT, CF_V_LONG, CF_V_FLOAT, CF_V_DOUBLE } cf_vtype;
+typedef enum {
+    RO_SUM, RO_PROD, RO_MAX, RO_MIN, RO_BAND, RO_BOR, RO_BXOR, RO_LAND, RO_LOR, RO_MAXLOC, RO_MINLOC,
+    RO_USER_COMM, RO_USER_NONCOMM, RO_FSUM
+} cf_rop;
+static const char *cf_rop_names[] = {"sum", "prod", "max", "min", "band", "bor", "bxor", "land", "lor", "maxloc",
+                                     "minloc", "user-commutative", "user-noncommutative", "mixed-magnitude-sum"};
+static const char *cf_vtype_names[] = {"int", "long", "float", "double"};
+
+typedef struct {
+    char name[64];
+    MPI_Datatype type;
+    MPI_Op op;
+    cf_rop rop;
+    long extent, lb;                 /* bytes */
+    int nslots;
+    long slot_off[2];
+    cf_vtype slot_type[2];
+    int padding_free;                /* bytes of an element outside its slots may change (struct pair types) */
+} cf_red;
+
+typedef struct {
+    unsigned char *mem;
+    long len;                        /* bytes including both guards */
+} cf_bytes;
+
+static inline cf_bytes cf_bytes_new(long bytes) {
+    cf_bytes b;
+    b.len = bytes + 2 * CF_RGUARD;
+    b.mem = malloc((size_t)b.len);
+    memset(b.mem, CF_RBYTE, (size_t)b.len);
+    return b;
+}
+static inline void *cf_bytes_ptr(cf_bytes *b) { return b->mem + CF_RGUARD; }
+static inline void cf_bytes_free(cf_bytes *b) { free(b->mem), b->mem = NULL; }
+
+/* Bytes of a buffer of n elements of k (the lower bound's bytes before the origin lie in the front guard). */
+static inline long cf_red_bytes(const cf_red *k, long n) { return n * k->extent + 1; }
+
+static MPI_Op cf_uop_comm = MPI_OP_NULL, cf_uop_noncomm = MPI_OP_NULL;
+static long cf_red_unexpected_types = 0;
+
+static inline unsigned long long cf_mix64(int r, long i) {
+    unsigned long long x = (unsigned long long)(r + 1) * 0x9E3779B97F4A7C15ull ^
+                           (unsigned long long)(i + 3) * 0xC2B2AE3D27D4EB4Full;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return x ^ (x >> 32);
+}
+
+/* Element layout of the user operations' datatypes: value slots (int offsets) and extent in ints. */
+static inline int cf_uop_layout(MPI_Datatype t, int pos[2], int *ext) {
+    if (t == MPI_INT) return pos[0] = 0, *ext = 1, 1;
+    for (int kd = K_CONTIG2; kd <= K_RESLB; kd++)
+        if (t == cf_types[kd]) return pos[0] = 0, pos[1] = cf_kind_pos[kd][1], *ext = cf_kind_extent[kd], cf_kind_ints[kd];
+    cf_red_unexpected_types++;
+    return 0;
+}
+
+static void cf_uop_comm_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
+    int pos[2], ext, k = cf_uop_layout(*t, pos, &ext);
+    int *a = in, *b = inout;
+    for (int e = 0; e < *len; e++)
+        for (int j = 0; j < k; j++) {
+            const long x = (long)e * ext + pos[j];
+            b[x] = (int)(((long long)a[x] + b[x]) % CF_PRIME);
+        }
+}
+
+/* inout = in o inout: (a1, b1) o (a2, b2) = (a1 a2, a1 b2 + b1) */
+static void cf_uop_noncomm_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
+    int pos[2], ext, k = cf_uop_layout(*t, pos, &ext);
+    int *a = in, *b = inout;
+    if (k != 2) {
+        if (k) cf_red_unexpected_types++;
+        return;
+    }
+    for (int e = 0; e < *len; e++) {
+        const int *x = a + (long)e * ext;
+        int *y = b + (long)e * ext;
+        const long long na = (long long)x[pos[0]] * y[pos[0]] % CF_PRIME;
+        const long long nb = ((long long)x[pos[0]] * y[pos[1]] + x[pos[1]]) % CF_PRIME;
+        y[pos[0]] = (int)na, y[pos[1]] = (int)nb;
+    }
+}
+
+/* After cf_types_create. */
+static inline void cf_red_init(void) {
+    MPI_Op_create(cf_uop_comm_fn, 1, &cf_uop_comm);
+    MPI_Op_create(cf_uop_noncomm_fn, 0, &cf_uop_noncomm);
+}
+static inline void cf_red_finalize(void) {
+    MPI_Op_free(&cf_uop_comm);
+    MPI_Op_free(&cf_uop_noncomm);
+}
+
+static inline MPI_Datatype cf_vtype_mpi(cf_vtype v) {
+    const MPI_Datatype t[] = {MPI_INT, MPI_LONG, MPI_FLOAT, MPI_DOUBLE};
+    return t[v];
+}
+static inline long cf_vtype_size(cf_vtype v) {
+    const long s[] = {sizeof(int), sizeof(long), sizeof(float), sizeof(double)};
+    return s[v];
+}
+
+/* A predefined operation on a basic type (sum/prod/max/min on all four, the logical and bitwise ones on int). */
+static inline cf_red cf_red_predef(cf_vtype v, cf_rop o) {
+    const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR};
+    cf_red k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "%s/%s", cf_vtype_names[v], cf_rop_names[o]);
+    k.type = cf_vtype_mpi(v), k.op = ops[o], k.rop = o;
+    k.extent = cf_vtype_size(v), k.nslots = 1, k.slot_type[0] = v;
+    return k;
+}
+
+/* The sum of mixed magnitudes in float or double (checked within the bound of any order). */
+static inline cf_red cf_red_fsum(cf_vtype v) {
+    cf_red k = cf_red_predef(v, RO_SUM);
+    snprintf(k.name, sizeof k.name, "%s/%s", cf_vtype_names[v], cf_rop_names[RO_FSUM]);
+    k.rop = RO_FSUM;
+    return k;
+}
+
+struct cf_double_int { double v; int k; };
+struct cf_2int { int v; int k; };
+
+/* MPI_MAXLOC / MPI_MINLOC on MPI_DOUBLE_INT or MPI_2INT. */
+static inline cf_red cf_red_loc(int dbl, int minloc) {
+    cf_red k;
+    memset(&k, 0, sizeof k);
+    k.rop = minloc ? RO_MINLOC : RO_MAXLOC;
+    snprintf(k.name, sizeof k.name, "%s/%s", dbl ? "double_int" : "2int", cf_rop_names[k.rop]);
+    k.type = dbl ? MPI_DOUBLE_INT : MPI_2INT, k.op = minloc ? MPI_MINLOC : MPI_MAXLOC;
+    k.extent = dbl ? (long)sizeof(struct cf_double_int) : (long)sizeof(struct cf_2int);
+    k.nslots = 2, k.slot_type[0] = dbl ? CF_V_DOUBLE : CF_V_INT, k.slot_type[1] = CF_V_INT;
+    k.slot_off[1] = dbl ? (long)offsetof(struct cf_double_int, k) : (long)offsetof(struct cf_2int, k);
+    k.padding_free = 1;
+    return k;
+}
+
+/* A user operation on one of conformance.h's int kinds (K_INT, K_CONTIG2, K_VEC, K_RESLB; the non-commutative
+ * one needs 2 ints per element: K_CONTIG2 or K_VEC). */
+static inline cf_red cf_red_user(int kind, int noncomm) {
+    static const char *kn[K_NKINDS] = {"int", "contig2", "vector-resized", "resized-lb", "zero-size"};
+    cf_red k;
+    memset(&k, 0, sizeof k);
+    k.rop = noncomm ? RO_USER_NONCOMM : RO_USER_COMM;
+    snprintf(k.name, sizeof k.name, "%s/%s", kn[kind], noncomm ? "user-noncommutative" : "user-commutative");
+    k.type = cf_types[kind], k.op = noncomm ? cf_uop_noncomm : cf_uop_comm;
+    k.extent = (long)sizeof(int) * cf_kind_extent[kind];
+    k.lb = kind == K_RESLB ? -(long)sizeof(int) : 0;
+    k.nslots = cf_kind_ints[kind];
+    for (int j = 0; j < k.nslots; j++) k.slot_off[j] = (long)sizeof(int) * cf_kind_pos[kind][j], k.slot_type[j] = CF_V_INT;
+    return k;
+}
+
+static inline int cf_red_commutative(const cf_red *k) { return k->rop != RO_USER_NONCOMM; }
+
+/* Rank r's input for element g, slot j (P: the communicator's size). */
+static inline long double cf_red_value(const cf_red *k, int r, long g, int j, int P) {
+    const int big = k->slot_type[0] == CF_V_LONG;  /* longs beyond 32 bits where the op allows it */
+    switch (k->rop) {
+    case RO_SUM: return (long double)(((r * 7 + g * 3) % 11) - 5) * (big ? 3000000001.0L : 1.0L);
+    case RO_PROD:
+        if ((r + g) % 5 == 0) return 2;
+        return (r + 2 * g) % 3 == 0 ? -1 : 1;
+    case RO_MAX:
+    case RO_MIN: return (long double)(((r * 5 + g * 7) % 13) - 6) * (big ? 3000000001.0L : 1.0L);
+    case RO_BAND: return (long double)(int)(unsigned)(cf_mix64(r, g) | cf_mix64(r + 17, g));  /* mostly ones */
+    case RO_BOR: return (long double)(int)(unsigned)(cf_mix64(r, g) & cf_mix64(r + 17, g));   /* mostly zeros */
+    case RO_BXOR: return (long double)(int)(unsigned)cf_mix64(r, g);
+    case RO_LAND:
+    case RO_LOR: {
+        int zero = 0;
+        switch (g % 4) {
+        case 0: zero = r == (g / 4) % P; break;
+        case 1: zero = r % 2 == 0; break;
+        case 2: zero = 0; break;
+        case 3: zero = 1; break;
+        }
+        return zero ? 0 : 1 + (r * 3 + g) % 5;
+    }
+    case RO_MAXLOC:
+    case RO_MINLOC:
+        if (j == 0) return (long double)(((r * 2 + g) % 3) - (g % 2));  /* ties between ranks */
+        return (long double)((P - r) * 10 + g % 1000);                  /* the location: ties pick the smaller */
+    case RO_USER_COMM:
+    case RO_USER_NONCOMM: return (long double)(cf_mix64(r, g * 7 + j) % 999983 + 1);
+    case RO_FSUM: {
+        static const double pattern[4] = {1e16, 1.0, -1e16, 1e-3};
+        if (k->slot_type[0] == CF_V_FLOAT)
+            return (long double)((float)(pattern[(r + 2 * g) % 4] * 1e-8 * (1.0 + 0.3 * (g % 5))) + (float)r * 0.1f);
+        return (long double)(pattern[(r + g) % 4] * (1.0 + 0.1 * (g % 7) + 0.01 * r));
+    }
+    }
+    return 0;
+}
+
+static inline void cf_rset(unsigned char *p, cf_vtype v, long double x) {
+    switch (v) {
+    case CF_V_INT: { int y = (int)x; memcpy(p, &y, sizeof y); break; }
+    case CF_V_LONG: { long y = (long)x; memcpy(p, &y, sizeof y); break; }
+    case CF_V_FLOAT: { float y = (float)x; memcpy(p, &y, sizeof y); break; }
+    case CF_V_DOUBLE: { double y = (double)x; memcpy(p, &y, sizeof y); break; }
+    }
+}
+static inline long double cf_rget(const unsigned char *p, cf_vtype v) {
+    switch (v) {
+    case CF_V_INT: { int y; memcpy(&y, p, sizeof y); return y; }
+    case CF_V_LONG: { long y; memcpy(&y, p, sizeof y); return y; }
+    case CF_V_FLOAT: { float y; memcpy(&y, p, sizeof y); return y; }
+    case CF_V_DOUBLE: { double y; memcpy(&y, p, sizeof y); return y; }
+    }
+    return 0;
+}
+
+/* Writes rank r's inputs for elements first..first+n-1 to the n elements at `origin` (slots only). */
+static inline void cf_red_fill(const cf_red *k, void *origin, long first, long n, int r, int P) {
+    unsigned char *o = origin;
+    for (long e = 0; e < n; e++)
+        for (int j = 0; j < k->nslots; j++)
+            cf_rset(o + e * k->extent + k->slot_off[j], k->slot_type[j], cf_red_value(k, r, first + e, j, P));
+}
+
+/* The expected result of element g (exact kinds) into out[0..nslots); for fsum the exact sum (long double) and
+ * in *abs_sum the sum of magnitudes. */
+static inline void cf_red_expected(const cf_red *k, long g, int P, long double out[2], long double *abs_sum) {
+    long double acc[2] = {0, 0};
+    *abs_sum = 0;
+    for (int r = 0; r < P; r++) {
+        long double x[2];
+        for (int j = 0; j < k->nslots; j++) x[j] = cf_red_value(k, r, g, j, P);
+        /* the value as the type holds it (floats: the input's rounding) */
+        for (int j = 0; j < k->nslots; j++) {
+            unsigned char tmp[8];
+            cf_rset(tmp, k->slot_type[j], x[j]);
+            x[j] = cf_rget(tmp, k->slot_type[j]);
+        }
+        *abs_sum += x[0] < 0 ? -x[0] : x[0];
+        if (r == 0) {
+            acc[0] = x[0], acc[1] = x[1];  /* one rank: its value as it is (land/lor too: no operation applied) */
+            continue;
+        }
+        const long long a = (long long)acc[0], b = (long long)x[0];
+        switch (k->rop) {
+        case RO_SUM:
+        case RO_FSUM: acc[0] += x[0]; break;
+        case RO_PROD: acc[0] *= x[0]; break;
+        case RO_MAX: acc[0] = x[0] > acc[0] ? x[0] : acc[0]; break;
+        case RO_MIN: acc[0] = x[0] < acc[0] ? x[0] : acc[0]; break;
+        case RO_BAND: acc[0] = (long double)(int)(a & b); break;
+        case RO_BOR: acc[0] = (long double)(int)(a | b); break;
+        case RO_BXOR: acc[0] = (long double)(int)(a ^ b); break;
+        case RO_LAND: acc[0] = acc[0] != 0 && x[0] != 0; break;
+        case RO_LOR: acc[0] = acc[0] != 0 || x[0] != 0; break;
+        case RO_MAXLOC:
+        case RO_MINLOC: {
+            const int better = k->rop == RO_MAXLOC ? x[0] > acc[0] : x[0] < acc[0];
+            if (better || (x[0] == acc[0] && x[1] < acc[1])) acc[0] = x[0], acc[1] = x[1];
+            break;
+        }
+        case RO_USER_COMM:
+            for (int j = 0; j < k->nslots; j++) acc[j] = (long double)(((long long)acc[j] + (long long)x[j]) % CF_PRIME);
+            break;
+        case RO_USER_NONCOMM: {  /* acc = acc o x */
+            const long long a0 = (long long)acc[0], a1 = (long long)acc[1], x0 = (long long)x[0], x1 = (long long)x[1];
+            acc[0] = (long double)(a0 * x0 % CF_PRIME);
+            acc[1] = (long double)((a0 * x1 + a1) % CF_PRIME);
+            break;
+        }
+        }
+    }
+    out[0] = acc[0], out[1] = acc[1];
+}
+
+static inline void cf_fmt_ld(char *s, size_t n, long double x) { snprintf(s, n, "%.21Lg", x); }
+
+/* Checks n result elements at `origin` (elements first..first+n-1 of the whole vector) against the serial fold.
+ * The failure index is the element's number g. */
+static inline void cf_red_check_values(const cf_red *k, const void *origin, long first, long n, int P) {
+    const unsigned char *o = origin;
+    const long double eps = k->slot_type[0] == CF_V_FLOAT ? 1.1920928955078125e-07L : 2.220446049250313e-16L;
+    for (long e = 0; e < n; e++) {
+        long double want[2], abs_sum;
+        cf_red_expected(k, first + e, P, want, &abs_sum);
+        for (int j = 0; j < k->nslots; j++) {
+            const long double got = cf_rget(o + e * k->extent + k->slot_off[j], k->slot_type[j]);
+            char g[64], w[96];
+            if (k->rop == RO_FSUM) {
+                const long double bound = (P - 1) * eps * abs_sum + 1e-30L, d = got - want[0];
+                const int finite = got == got && got - got == 0;
+                cf_fmt_ld(g, sizeof g, got);
+                snprintf(w, sizeof w, "%.17Lg +- %.3Lg", want[0], bound);
+                cf_check_true(first + e, finite && (d < 0 ? -d : d) <= bound, g, w);
+            } else {
+                cf_checks++;
+                if (got == want[j]) continue;
+                cf_fmt_ld(g, sizeof g, got);
+                cf_fmt_ld(w, sizeof w, want[j]);
+                cf_fail_line(first + e, g, w);
+            }
+        }
+    }
+}
+
+/* Every byte of `b` that is not a value slot of elements [0, n) must still be CF_RBYTE (holes, the lower bound's
+ * bytes, guards), except the padding of pair types and the bytes of elements [n, n + dontcare) (e.g. the part of an
+ * in-place reduce-scatter's input beyond the result). The failure index is the byte offset from the origin. */
+static inline void cf_red_check_holes(const cf_red *k, const cf_bytes *b, long n, long dontcare) {
+    const long origin = CF_RGUARD;
+    for (long i = 0; i < b->len; i++) {
+        const long off = i - origin;                                   /* from the origin */
+        const long rel = off - k->lb;                                  /* from the first element's lower bound */
+        const long e = rel >= 0 ? rel / k->extent : -1, in = rel >= 0 ? rel % k->extent + k->lb : 0;
+        int free_byte = 0;
+        if (e >= 0 && e < n) {
+            for (int j = 0; j < k->nslots; j++)
+                free_byte |= in >= k->slot_off[j] && in < k->slot_off[j] + cf_vtype_size(k->slot_type[j]);
+            free_byte |= k->padding_free;
+        } else if (e >= n && e < n + dontcare) {
+            free_byte = 1;
+        }
+        if (free_byte) continue;
+        cf_checks++;
+        if (b->mem[i] != CF_RBYTE) {
+            char g[32], w[48];
+            snprintf(g, sizeof g, "byte 0x%02x", b->mem[i]);
+            snprintf(w, sizeof w, "0x%02x (hole or guard untouched)", CF_RBYTE);
+            cf_fail_line(off, g, w);
+        }
+    }
+}
+
+/* Bytes [from, to) (offsets from the origin) of `b` must equal those of `ref`, as `what` says ("unchanged": a send
+ * buffer MPI must not modify; "as the first call": the same call gives the same bits). */
+static inline void cf_bytes_check_range(const cf_bytes *b, const cf_bytes *ref, long from, long to, const char *what) {
+    for (long off = from; off < to; off++) {
+        const long i = off + CF_RGUARD;
+        cf_checks++;
+        if (b->mem[i] != ref->mem[i]) {
+            char g[32], w[64];
+            snprintf(g, sizeof g, "byte 0x%02x", b->mem[i]);
+            snprintf(w, sizeof w, "byte 0x%02x (%s)", ref->mem[i], what);
+            cf_fail_line(off, g, w);
+        }
+    }
+}
+/* The whole of `b`, guards included, must equal `ref`. */
+static inline void cf_bytes_check_same(const cf_bytes *b, const cf_bytes *ref) {
+    cf_bytes_check_range(b, ref, -CF_RGUARD, b->len - CF_RGUARD, "unchanged");
+}
+
+/* The predefined (type, op) pairs of the reduction programs: sum/prod/max/min on int, long, float, double;
+ * band/bor/bxor and land/lor on int; maxloc/minloc on MPI_DOUBLE_INT and MPI_2INT. Returns how many (<= 32). */
+static inline int cf_red_predefined_kinds(cf_red *out) {
+    int n = 0;
+    for (int v = CF_V_INT; v <= CF_V_DOUBLE; v++)
+        for (int o = RO_SUM; o <= RO_MIN; o++) out[n++] = cf_red_predef((cf_vtype)v, (cf_rop)o);
+    for (int o = RO_BAND; o <= RO_LOR; o++) out[n++] = cf_red_predef(CF_V_INT, (cf_rop)o);
+    for (int d = 0; d < 2; d++)
+        for (int m = 0; m < 2; m++) out[n++] = cf_red_loc(d, m);
+    return n;
 }
 
 /* ---- the end ---------------------------------------------------------------------------------------------- */
