@@ -35,9 +35,11 @@ H from_handle(uintptr_t h) {
 }
 
 MPI_Comm comm_of(uintptr_t h) { return from_handle<MPI_Comm>(h); }
+// A buffer from Python: None is MPI_IN_PLACE, 0 a null pointer (a buffer significant only at the root, elsewhere).
 const void* send_of(std::optional<uintptr_t> p) {
     return p ? reinterpret_cast<const void*>(*p) : MPI_IN_PLACE;
 }
+void* recv_of(std::optional<uintptr_t> p) { return p ? reinterpret_cast<void*>(*p) : MPI_IN_PLACE; }
 void* ptr(uintptr_t p) { return reinterpret_cast<void*>(p); }
 
 Noncontig parse_mode(const std::string& m) {
@@ -121,24 +123,28 @@ public:
     BlockingCache(uintptr_t comm, nb::object in_place, size_t limit)
         : comm_(comm), in_place_(std::move(in_place)), limit_(limit) {}
 
-    // The call with arguments `args` and operation `op` (allreduce; False for the other collectives) on buffers
-    // `send` (None or MPI.IN_PLACE: in place) and `recv` (both None: barrier). Returns the algorithm that ran by the
+    // The call with arguments `args` and operation `op` (the reductions; False for the other collectives) on buffers
+    // `send` (None or MPI.IN_PLACE: in place, or not significant on this rank) and `recv` (None: a null buffer,
+    // significant only at the root; MPI.IN_PLACE: scatter's root; both None: barrier). Returns the algorithm that ran by the
     // cached request; on a miss the key to keep() a new request under (nothing ran); None when a buffer is not a
     // C-contiguous buffer (recv: a writable one) or `args` is not hashable: nothing ran, nothing to keep. With
     // `agree` (alltoallv, whose request depends on every rank's counts) all ranks hit the same entry or all miss, by
     // one small allreduce; `builds` counts those misses, alike on every rank (the id of the next entry).
     nb::object run(nb::handle args, nb::handle send, nb::handle recv, bool agree, nb::handle op) {
         const bool in_place = send.is_none() || send.is(in_place_);
+        const bool recv_null = recv.is_none(), recv_in_place = recv.is(in_place_);
         const bool typed = !op.is(Py_False);
         View in, out;
-        bool usable = recv.is_none() || (out.get(recv, true, typed) && (in_place || in.get(send, false, typed)));
+        bool usable = (recv_null || recv_in_place || out.get(recv, true, typed)) &&
+                      (in_place || in.get(send, false, typed));
         const Py_hash_t h = usable ? PyObject_Hash(args.ptr()) : -1;
         if (h == -1) PyErr_Clear(), usable = false;
         Key key;
         auto it = entries_.end();
         if (usable) {
             key.args = nb::borrow(args), key.op = nb::borrow(op);
-            if (!recv.is_none()) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
+            if (recv_in_place) key.formats = "@";
+            else if (!recv_null) key.formats = out.format(), key.sizes[0] = out.itemsize(), key.sizes[1] = out.len();
             if (!in_place) (key.formats += '|') += in.format(), key.sizes[2] = in.itemsize(), key.sizes[3] = in.len();
             key.hash = static_cast<size_t>(h) ^ std::hash<std::string>()(key.formats) * 31;
             key.hash ^= reinterpret_cast<size_t>(op.ptr());
@@ -156,7 +162,9 @@ public:
         Running running(*this, it);
         if (nb::isinstance<Request>(it->target)) {
             Request& r = *nb::inst_ptr<Request>(it->target);
-            if (!recv.is_none()) r.bind(in_place ? MPI_IN_PLACE : in.data(), out.data());
+            if (!(recv_null && in_place))  // barrier: no buffers
+                r.bind(in_place ? MPI_IN_PLACE : in.data(),
+                       recv_null ? nullptr : recv_in_place ? MPI_IN_PLACE : out.data());
             r.run();
         } else {
             it->target(in_place ? nb::none() : nb::borrow(send), nb::borrow(recv));
@@ -259,6 +267,54 @@ void bind_blocking_cache(nb::module_& m) {
         .def_ro("builds", &BlockingCache::builds);
 }
 
+using Params = std::map<std::string, std::string>;
+
+// bcast, gather, scatter: bytes as collectives.hpp; buffers None (MPI_IN_PLACE) or 0 (null, not significant here).
+void bind_rooted(nb::module_& m) {
+    m.def("bcast_init", [](uintptr_t comm, uintptr_t buf, uint64_t bytes, int root, const std::string& alg,
+                           const Params& params, const std::string& mode) {
+        return bcast_init(ptr(buf), bytes, root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "buf"_a, "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("gather_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
+                            int root, const std::string& alg, const Params& params, const std::string& mode) {
+        return gather_init(send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("scatter_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
+                             int root, const std::string& alg, const Params& params, const std::string& mode) {
+        return scatter_init(send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+// allgatherv (bytes), reduce, reduce_scatter_block, reduce_scatter (elements of `datatype`).
+void bind_vector_and_reductions(nb::module_& m) {
+    m.def("allgatherv_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv,
+                                const std::vector<long long>& rb, const std::vector<long long>& rd,
+                                const std::string& alg, const Params& params, const std::string& mode) {
+        const auto rb64 = u64(rb, "recv count"), rd64 = u64(rd, "recv displacement");
+        return allgatherv_init(send_of(send), ptr(recv), rb64.data(), rd64.data(), comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "recv_bytes"_a, "recv_displs"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("reduce_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t count,
+                            uintptr_t datatype, uintptr_t op, int root, const std::string& alg, const Params& params,
+                            const std::string& mode) {
+        return reduce_init(send_of(send), recv_of(recv), count, from_handle<MPI_Datatype>(datatype), from_handle<MPI_Op>(op),
+                           root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "datatype"_a, "op"_a, "root"_a, "algorithm"_a, "params"_a,
+       "mode"_a);
+    m.def("reduce_scatter_block_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count,
+                                          uintptr_t datatype, uintptr_t op, const std::string& alg, const Params& params,
+                                          const std::string& mode) {
+        return reduce_scatter_block_init(send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
+                                         from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
+    m.def("reduce_scatter_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv,
+                                    const std::vector<long long>& counts, uintptr_t datatype, uintptr_t op,
+                                    const std::string& alg, const Params& params, const std::string& mode) {
+        const auto c64 = u64(counts, "recv count");
+        return reduce_scatter_init(send_of(send), ptr(recv), c64.data(), from_handle<MPI_Datatype>(datatype),
+                                   from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "counts"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
 void bind_collectives(nb::module_& m) {
     m.def("allgather_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
                                const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
@@ -287,19 +343,20 @@ void bind_collectives(nb::module_& m) {
     m.def("barrier_init", [](uintptr_t comm, const std::string& alg, const std::map<std::string, std::string>& params,
                              const std::string& mode) { return barrier_init(comm_of(comm), choice(alg, params, mode)); },
           "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
+    bind_rooted(m);
+    bind_vector_and_reductions(m);
     m.def("cache_stats", &stats, "comm"_a);
     m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,
-                        const std::map<std::string, std::string>& params) -> std::string {
-        const Collective c = parse_collective(collective);
-        const size_t P = static_cast<size_t>(ranks);
+                        const std::map<std::string, std::string>& params, int root) -> std::string {
         try {
-            runtime_schedule(c, ranks, Choice{alg, params, Noncontig::automatic},
-                             c == Collective::alltoallv ? std::vector<uint64_t>(P * P, 1) : std::vector<uint64_t>{});
+            const Collective c = parse_collective(collective);
+            const Inputs inputs(std::vector<uint64_t>(counts_size(c, ranks), 1), root);
+            runtime_schedule(c, ranks, Choice{alg, params, Noncontig::automatic}, inputs);
         } catch (const Error& e) {
             return e.what();
         }
         return "";
-    }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a);
+    }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a, "root"_a = 0);
 }
 
 // Timing for the planner's measure evaluator and `collplan run` (runtime/mpi/timing.hpp).
@@ -310,14 +367,17 @@ void bind_timing(nb::module_& m) {
        "Slowest-rank mean seconds per start()+wait() of each repetition (collective).");
     m.def("time_native", [](uintptr_t comm, const std::string& collective, std::optional<uintptr_t> send, uintptr_t recv,
                             uint64_t bytes, uint64_t count, uintptr_t datatype, uintptr_t op, int iters, int warmup,
-                            int reps) {
+                            int reps, int root, const std::vector<long long>& counts, const std::vector<long long>& displs) {
         const Collective c = parse_collective(collective);
-        const MPI_Datatype t = from_handle<MPI_Datatype>(datatype);
-        const MPI_Op o = from_handle<MPI_Op>(op);
-        return time_calls(comm_of(comm), [&] { native_collective(c, send_of(send), ptr(recv), bytes, count, t, o, comm_of(comm)); },
+        NativeShape s;
+        s.bytes = bytes, s.count = count, s.root = root;
+        s.type = from_handle<MPI_Datatype>(datatype), s.op = from_handle<MPI_Op>(op);
+        s.counts = u64(counts, "count"), s.displs = u64(displs, "displacement");
+        return time_calls(comm_of(comm), [&] { native_collective(c, send_of(send), ptr(recv), s, comm_of(comm)); },
                           iters, warmup, reps);
     }, "comm"_a, "collective"_a, "send"_a.none(), "recv"_a, "bytes"_a, "count"_a, "datatype"_a, "op"_a, "iters"_a,
-       "warmup"_a, "reps"_a, "The same for the MPI library's own collective.");
+       "warmup"_a, "reps"_a, "root"_a = 0, "counts"_a = std::vector<long long>{}, "displs"_a = std::vector<long long>{},
+       "The same for the MPI library's own collective (timing.hpp's NativeShape: root, counts, displacements).");
     m.def("op_name", [](uintptr_t op) { return op_name(from_handle<MPI_Op>(op)); }, "op"_a);
 }
 

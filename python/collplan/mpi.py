@@ -54,6 +54,13 @@ DEFAULT_ALGORITHMS = {
     "alltoall": "alltoall/pairwise",
     "allreduce": "allreduce/recursive_doubling",
     "barrier": "barrier/dissemination",
+    "bcast": "bcast/binomial",
+    "reduce": "reduce/binomial",
+    "reduce_scatter_block": "reduce_scatter_block/pairwise",
+    "reduce_scatter": "reduce_scatter/pairwise",
+    "allgatherv": "allgatherv/ring",
+    "gather": "gather/binomial",
+    "scatter": "scatter/binomial",
 }
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
@@ -191,6 +198,8 @@ def _handle(obj) -> int:
 def _array(buf, name: str, writable: bool = False):
     import numpy as np
 
+    if buf is None or buf is backend()[0].IN_PLACE:
+        raise CollplanError(f"{name} is {'None' if buf is None else 'MPI.IN_PLACE'} (allowed here: an array)")
     a = np.asarray(buf)
     if not a.flags.c_contiguous:
         raise CollplanError(f"{name} must be a C-contiguous array")
@@ -213,6 +222,61 @@ def _algorithm(collective: str, algorithm: str | None) -> str:
 
 def _params(params: dict) -> dict[str, str]:
     return {str(k): str(v) for k, v in params.items()}
+
+
+def _root(comm, root) -> int:
+    """The root rank, checked: an integer in 0 .. P-1 (every rank must pass the same)."""
+    P = comm.Get_size()
+    try:
+        r = int(root)
+    except (TypeError, ValueError):
+        raise CollplanError(f"root {root!r} is not an integer (allowed: 0..{P - 1})") from None
+    if not 0 <= r < P:
+        raise CollplanError(f"root {r} is not a rank of this communicator (allowed: 0..{P - 1})")
+    return r
+
+
+def _addr(a, none=None):
+    """A buffer's address for the extension: `none` for no array (None: MPI_IN_PLACE, 0: a null buffer)."""
+    return none if a is None else a.ctypes.data
+
+
+def _as_bytes(buf):
+    """An array's bytes as uint8 (the collectives of bytes hand mpi4py MPI_BYTE messages); None and MPI.IN_PLACE
+    as they are."""
+    import numpy as np
+
+    if buf is None or buf is backend()[0].IN_PLACE:
+        return buf
+    return np.asarray(buf).reshape(-1).view(np.uint8)
+
+
+def _choose(comm, collective: str, algorithm, nbytes: int, params: dict, wisdom, op=None):
+    """(algorithm, params) to run, or None for the MPI library's own collective (algorithm="auto" without a
+    matching wisdom entry, or "native" there). nbytes: the message size as wisdom sizes it (collective.hpp)."""
+    if algorithm == "auto":
+        chosen = _auto(comm, collective, nbytes, params, wisdom, op)
+        if chosen is None:
+            return None
+        algorithm, params = chosen
+    return _algorithm(collective, algorithm), _params(params)
+
+
+def _reduction(dtype, op):
+    """(MPI datatype, operation) of a reduction over elements of `dtype`: the predefined type of a plain dtype
+    (MPI_SUM etc. are defined on those only), a committed struct otherwise; op None is MPI.SUM."""
+    MPI, _ = backend()
+    datatype = MPI._typedict.get(dtype.char) if dtype.fields is None else None
+    if datatype is None:
+        from mpi4py.util import dtlib
+        datatype = dtlib.from_numpy_dtype(dtype).Commit()
+    return datatype, MPI.SUM if op is None else op
+
+
+def _same(send, out, what: str = "") -> None:
+    """A reduction's sendbuf and recvbuf: the same dtype and number of elements."""
+    if send.dtype != out.dtype or send.size != out.size:
+        raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) differ{what}")
 
 
 class Request:
@@ -427,26 +491,17 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
 def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
                    wisdom: str | None = None, **params) -> Request:
     MPI, mod = backend()
-    from mpi4py.util import dtlib
-
     out = _array(recvbuf, "recvbuf", writable=True)
     send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    if send is not None and (send.dtype != out.dtype or send.size != out.size):
-        raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) differ")
-    # Predefined types for plain dtypes (MPI_SUM etc. are defined on those only); a committed struct otherwise.
-    datatype = MPI._typedict.get(out.dtype.char) if out.dtype.fields is None else None
-    if datatype is None:
-        datatype = dtlib.from_numpy_dtype(out.dtype).Commit()
-    op = MPI.SUM if op is None else op
-    if algorithm == "auto":
-        chosen = _auto(comm, "allreduce", out.nbytes, params, wisdom, op)
-        if chosen is None:
-            return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
-                                                              [r, datatype], op), (send, out), (datatype, op))
-        algorithm, params = chosen
-    native = mod.allreduce_init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, out.size,
-                                MPI._handleof(datatype), MPI._handleof(op), _algorithm("allreduce", algorithm),
-                                _params(params), mode)
+    if send is not None:
+        _same(send, out)
+    datatype, op = _reduction(out.dtype, op)
+    chosen = _choose(comm, "allreduce", algorithm, out.nbytes, params, wisdom, op)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
+                                                          [r, datatype], op), (send, out), (datatype, op))
+    native = mod.allreduce_init(_handle(comm), _addr(send), out.ctypes.data, out.size, MPI._handleof(datatype),
+                                MPI._handleof(op), *chosen, mode)
     return Request(native, (send, out), (datatype, op))
 
 
@@ -460,6 +515,167 @@ def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisd
         algorithm, params = chosen
     native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
     return Request(native, ())
+
+
+# The rooted and vector collectives. Buffers that MPI calls significant only at the root (gather's and reduce's
+# recvbuf, scatter's sendbuf) are ignored elsewhere and may be None there.
+def bcast_init(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+               wisdom: str | None = None, **params) -> Request:
+    """buf: the message at the root, where every rank receives it."""
+    _, mod = backend()
+    root = _root(comm, root)
+    a = _array(buf, "buf", writable=comm.Get_rank() != root)
+    chosen = _choose(comm, "bcast", algorithm, a.nbytes, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ibcast(_as_bytes(r), root), (None, a))
+    return Request(mod.bcast_init(_handle(comm), a.ctypes.data, a.nbytes, root, *chosen, mode), (None, a))
+
+
+def _blocks(P: int, whole, part, whole_name: str, part_name: str) -> int:
+    """Bytes per rank of gather or scatter: `part` (one rank's block; None: in place at the root) and `whole` (the
+    root's P blocks; None elsewhere) agree."""
+    if part is None:
+        if whole.nbytes % P:
+            raise CollplanError(f"{whole_name} of {whole.nbytes} bytes is not {P} equal blocks")
+        return whole.nbytes // P
+    if whole is not None and whole.nbytes != P * part.nbytes:
+        raise CollplanError(f"{whole_name} has {whole.nbytes} bytes (allowed: {P} blocks of the {part.nbytes} bytes "
+                            f"of {part_name}, {P * part.nbytes})")
+    return part.nbytes
+
+
+def gather_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+                wisdom: str | None = None, **params) -> Request:
+    """recvbuf (root only) receives P blocks of sendbuf's bytes in rank order; MPI.IN_PLACE/None as the root's
+    sendbuf: its block is already in place in recvbuf."""
+    MPI, mod = backend()
+    root = _root(comm, root)
+    at_root = comm.Get_rank() == root
+    out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
+    send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
+    block = _blocks(comm.Get_size(), out, send, "recvbuf", "sendbuf")
+    chosen = _choose(comm, "gather", algorithm, block, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Igather(MPI.IN_PLACE if s is None else _as_bytes(s), _as_bytes(r),
+                                                       root), (send, out))
+    native = mod.gather_init(_handle(comm), _addr(send), _addr(out, 0), block, root, *chosen, mode)
+    return Request(native, (send, out))
+
+
+def scatter_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+                 wisdom: str | None = None, **params) -> Request:
+    """sendbuf (root only) holds P blocks; rank j receives block j in recvbuf. MPI.IN_PLACE/None as the root's
+    recvbuf: the root's own block stays in sendbuf."""
+    MPI, mod = backend()
+    root = _root(comm, root)
+    at_root = comm.Get_rank() == root
+    send = _array(sendbuf, "sendbuf at the root") if at_root else None
+    out = None if at_root and _in_place(recvbuf) else _array(recvbuf, "recvbuf (in place: at the root only)", True)
+    block = _blocks(comm.Get_size(), send, out, "sendbuf", "recvbuf")
+    chosen = _choose(comm, "scatter", algorithm, block, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Iscatter(_as_bytes(s), MPI.IN_PLACE if r is None else _as_bytes(r),
+                                                        root), (send, out))
+    native = mod.scatter_init(_handle(comm), _addr(send, 0), _addr(out), block, root, *chosen, mode)
+    return Request(native, (send, out))
+
+
+def allgatherv_init(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: str | None = None, *,
+                    mode: str = "auto", wisdom: str | None = None, **params) -> Request:
+    """Rank j contributes recvcounts[j] elements, which every rank receives at displs[j] of recvbuf (elements of
+    recvbuf's dtype; displacements default to packed); counts and displacements the same on every rank.
+    MPI.IN_PLACE/None as sendbuf: this rank's contribution is already at its place in recvbuf."""
+    MPI, mod = backend()
+    P = comm.Get_size()
+    out = _array(recvbuf, "recvbuf", writable=True)
+    counts, offs = _vector(recvcounts, displs, out, "recvcounts", "displs", P)
+    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+    mine = counts[comm.Get_rank()]
+    if send is not None and send.nbytes != mine * out.itemsize:
+        raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvcounts[{comm.Get_rank()}] = {mine} elements of "
+                            f"{out.itemsize} bytes are {mine * out.itemsize}")
+    cb, db = [c * out.itemsize for c in counts], [d * out.itemsize for d in offs]
+    chosen = _choose(comm, "allgatherv", algorithm, sum(cb) // P, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Iallgatherv(MPI.IN_PLACE if s is None else _as_bytes(s),
+                                                           [_as_bytes(r), cb, db, MPI.BYTE]), (send, out))
+    native = mod.allgatherv_init(_handle(comm), _addr(send), out.ctypes.data, cb, db, *chosen, mode)
+    return Request(native, (send, out))
+
+
+def reduce_init(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str | None = None, *,
+                mode: str = "auto", wisdom: str | None = None, **params) -> Request:
+    """The root's recvbuf receives the reduction of every rank's sendbuf (MPI.IN_PLACE/None as the root's sendbuf:
+    its input is in recvbuf)."""
+    MPI, mod = backend()
+    root = _root(comm, root)
+    at_root = comm.Get_rank() == root
+    out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
+    send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
+    if send is not None and out is not None:
+        _same(send, out)
+    ref = out if send is None else send
+    datatype, op = _reduction(ref.dtype, op)
+    chosen = _choose(comm, "reduce", algorithm, ref.nbytes, params, wisdom, op)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ireduce(MPI.IN_PLACE if s is None else [s, datatype],
+                                                       None if r is None else [r, datatype], op, root),
+                             (send, out), (datatype, op))
+    native = mod.reduce_init(_handle(comm), _addr(send), _addr(out, 0), ref.size, MPI._handleof(datatype),
+                             MPI._handleof(op), root, *chosen, mode)
+    return Request(native, (send, out), (datatype, op))
+
+
+def reduce_scatter_block_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
+                              wisdom: str | None = None, **params) -> Request:
+    """sendbuf holds P blocks of recvbuf's size; rank j receives the reduction of every rank's block j. In place
+    (MPI.IN_PLACE/None as sendbuf): recvbuf holds the P blocks, and the result lands in its first block."""
+    MPI, mod = backend()
+    P = comm.Get_size()
+    out = _array(recvbuf, "recvbuf", writable=True)
+    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+    if send is None and out.size % P:
+        raise CollplanError(f"recvbuf of {out.size} elements in place is not {P} equal blocks")
+    if send is not None and (send.dtype != out.dtype or send.size != P * out.size):
+        raise CollplanError(f"sendbuf ({send.dtype}, {send.size} elements) must be {P} blocks of recvbuf's "
+                            f"({out.dtype}, {out.size}): {P * out.size} elements of {out.dtype}")
+    count = out.size // P if send is None else out.size
+    datatype, op = _reduction(out.dtype, op)
+    chosen = _choose(comm, "reduce_scatter_block", algorithm, count * out.itemsize, params, wisdom, op)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ireduce_scatter_block(MPI.IN_PLACE if s is None else [s, datatype],
+                                                                     [r, datatype], op), (send, out), (datatype, op))
+    native = mod.reduce_scatter_block_init(_handle(comm), _addr(send), out.ctypes.data, count, MPI._handleof(datatype),
+                                           MPI._handleof(op), *chosen, mode)
+    return Request(native, (send, out), (datatype, op))
+
+
+def reduce_scatter_init(comm, sendbuf, recvbuf, recvcounts, op=None, algorithm: str | None = None, *,
+                        mode: str = "auto", wisdom: str | None = None, **params) -> Request:
+    """sendbuf holds sum(recvcounts) elements; rank j receives in recvbuf (recvcounts[j] elements) the reduction
+    of every rank's part j (counts the same on every rank). In place (MPI.IN_PLACE/None as sendbuf): recvbuf holds
+    the input, and the result lands at its start."""
+    MPI, mod = backend()
+    P, me = comm.Get_size(), comm.Get_rank()
+    counts = _ints(recvcounts, "recvcounts", P)
+    total = sum(counts)
+    out = _array(recvbuf, "recvbuf", writable=True)
+    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+    if send is None and out.size < total:
+        raise CollplanError(f"recvbuf of {out.size} elements in place is too small for the input (allowed: at least "
+                            f"sum(recvcounts) = {total})")
+    if send is not None and (send.dtype != out.dtype or send.size != total or out.size != counts[me]):
+        raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) do not fit "
+                            f"recvcounts (allowed: one dtype, {total} = sum(recvcounts) and {counts[me]} = "
+                            f"recvcounts[{me}] elements)")
+    datatype, op = _reduction(out.dtype, op)
+    chosen = _choose(comm, "reduce_scatter", algorithm, total * out.itemsize // P, params, wisdom, op)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ireduce_scatter(MPI.IN_PLACE if s is None else [s, datatype],
+                                                               [r, datatype], counts, op), (send, out), (datatype, op))
+    native = mod.reduce_scatter_init(_handle(comm), _addr(send), out.ctypes.data, counts, MPI._handleof(datatype),
+                                     MPI._handleof(op), *chosen, mode)
+    return Request(native, (send, out), (datatype, op))
 
 
 def iallgather(*args, **kw) -> Request:
@@ -480,6 +696,34 @@ def iallreduce(*args, **kw) -> Request:
 
 def ibarrier(*args, **kw) -> Request:
     return barrier_init(*args, **kw).start()
+
+
+def ibcast(*args, **kw) -> Request:
+    return bcast_init(*args, **kw).start()
+
+
+def igather(*args, **kw) -> Request:
+    return gather_init(*args, **kw).start()
+
+
+def iscatter(*args, **kw) -> Request:
+    return scatter_init(*args, **kw).start()
+
+
+def iallgatherv(*args, **kw) -> Request:
+    return allgatherv_init(*args, **kw).start()
+
+
+def ireduce(*args, **kw) -> Request:
+    return reduce_init(*args, **kw).start()
+
+
+def ireduce_scatter_block(*args, **kw) -> Request:
+    return reduce_scatter_block_init(*args, **kw).start()
+
+
+def ireduce_scatter(*args, **kw) -> Request:
+    return reduce_scatter_init(*args, **kw).start()
 
 
 # ---------------------------------------------------------------------------------------- blocking calls
@@ -566,26 +810,30 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted(_params(params).items()))
 
 
-def _block(init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params) -> str:
-    """Blocking allgather or alltoall (init: allgather_init or alltoall_init) through the communicator's cache."""
+def _blocking(init, comm, extra: tuple, sendbuf, recvbuf, op, algorithm, mode, wisdom, params, args: tuple) -> str:
+    """The blocking call init(comm, *args, algorithm, mode=, wisdom=, **params) through the communicator's cache.
+    Its key: init, `extra` (the arguments that are neither buffers nor the operation: root, counts), the algorithm,
+    mode, the wisdom file (auto) and the parameters; `op` is a reduction's operation (False for the others)."""
     last = _last
     cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, False)
-    return key if type(key) is str else _build(comm, cache, key, init, comm, sendbuf, recvbuf, algorithm,
-                                               mode=mode, wisdom=wisdom, **params)
+    key = cache.run((init, extra, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), sendbuf, recvbuf, False, op)
+    return key if type(key) is str else _build(comm, cache, key, init, comm, *args, algorithm, mode=mode,
+                                               wisdom=wisdom, **params)
 
 
 def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
               **params) -> str:
     """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
-    return _block(allgather_init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
+    return _blocking(allgather_init, comm, (), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf))
 
 
 def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
              **params) -> str:
     """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
-    return _block(alltoall_init, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
+    return _blocking(alltoall_init, comm, (), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf))
 
 
 def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
@@ -606,29 +854,79 @@ def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | N
 def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
               wisdom: str | None = None, **params) -> str:
     """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((allreduce_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, op)
-    return key if type(key) is str else _build(comm, cache, key, allreduce_init, comm, sendbuf, recvbuf, op, algorithm,
-                                               mode=mode, wisdom=wisdom, **params)
+    return _blocking(allreduce_init, comm, (), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf, op))
 
 
 def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
     """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((barrier_init, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), None, None, False, False)
-    return key if type(key) is str else _build(comm, cache, key, barrier_init, comm, algorithm, mode=mode,
-                                               wisdom=wisdom, **params)
+    return _blocking(barrier_init, comm, (), None, None, False, algorithm, mode, wisdom, params, ())
 
 
-def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None) -> str:
-    """'' when the runtime can run the algorithm on `ranks` ranks (on full:P or one of its topology families),
-    else why not. alltoallv schedules depend on the counts, so this only checks the parameters for them."""
+def bcast(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
+          **params) -> str:
+    """Blocking bcast; returns the algorithm that ran (arguments as bcast_init)."""
+    return _blocking(bcast_init, comm, (root,), None, buf, False, algorithm, mode, wisdom, params, (buf, root))
+
+
+def gather(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+           wisdom: str | None = None, **params) -> str:
+    """Blocking gather; returns the algorithm that ran (arguments as gather_init)."""
+    return _blocking(gather_init, comm, (root,), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf, root))
+
+
+def scatter(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+            wisdom: str | None = None, **params) -> str:
+    """Blocking scatter; returns the algorithm that ran (arguments as scatter_init)."""
+    recv = backend()[0].IN_PLACE if recvbuf is None else recvbuf  # the root's in place (an error elsewhere)
+    return _blocking(scatter_init, comm, (root,), sendbuf, recv, False, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf, root))
+
+
+def _tuple(v):
+    """Counts or displacements as part of a key (None stays None; what is not a sequence, or has unhashable
+    entries, makes the call uncached: the request's own checks say what is wrong)."""
+    try:
+        return None if v is None else tuple(v)
+    except TypeError:
+        return []
+
+
+def allgatherv(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: str | None = None, *, mode: str = "auto",
+               wisdom: str | None = None, **params) -> str:
+    """Blocking allgatherv; returns the algorithm that ran (arguments as allgatherv_init)."""
+    return _blocking(allgatherv_init, comm, (_tuple(recvcounts), _tuple(displs)), sendbuf, recvbuf, False, algorithm,
+                     mode, wisdom, params, (sendbuf, recvbuf, recvcounts, displs))
+
+
+def reduce(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
+           wisdom: str | None = None, **params) -> str:
+    """Blocking reduce; returns the algorithm that ran (arguments as reduce_init)."""
+    return _blocking(reduce_init, comm, (root,), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf, op, root))
+
+
+def reduce_scatter_block(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
+                         wisdom: str | None = None, **params) -> str:
+    """Blocking reduce_scatter_block; returns the algorithm that ran (arguments as reduce_scatter_block_init)."""
+    return _blocking(reduce_scatter_block_init, comm, (), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
+                     (sendbuf, recvbuf, op))
+
+
+def reduce_scatter(comm, sendbuf, recvbuf, recvcounts, op=None, algorithm: str | None = None, *, mode: str = "auto",
+                   wisdom: str | None = None, **params) -> str:
+    """Blocking reduce_scatter; returns the algorithm that ran (arguments as reduce_scatter_init)."""
+    return _blocking(reduce_scatter_init, comm, (_tuple(recvcounts),), sendbuf, recvbuf, op, algorithm, mode, wisdom,
+                     params, (sendbuf, recvbuf, recvcounts, op))
+
+
+def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None, root: int = 0) -> str:
+    """'' when the runtime can run the algorithm on `ranks` ranks (on full:P or one of its topology families; rooted
+    collectives at `root`), else why not. The schedules of alltoallv, allgatherv and reduce_scatter depend on the
+    counts, so this checks them with one unit per count."""
     _, mod = backend()
-    return mod.applies(collective, _algorithm(collective, algorithm), ranks, _params(params or {}))
+    return mod.applies(collective, _algorithm(collective, algorithm), ranks, _params(params or {}), root)
 
 
 def cache_stats(comm) -> dict:

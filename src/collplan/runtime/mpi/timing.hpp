@@ -21,9 +21,26 @@ namespace collplan::mpi {
 // comm.
 std::vector<double> time_calls(MPI_Comm comm, const std::function<void()>& fn, int iters, int warmup, int reps);
 
-// The MPI library's own collective, as collplan sizes it: allgather `bytes` per rank, alltoall `bytes` per
-// destination (both MPI_BYTE), allreduce `count` elements of `type` with `op`, barrier. Throws Error when the
+// What the MPI library's own collective needs besides its buffers, as collplan sizes it (collectives.hpp).
+struct NativeShape {
+    // Collectives of bytes (MPI_BYTE): allgather and gather -- bytes per rank; alltoall -- per destination;
+    // scatter -- per rank; bcast -- the message.
+    uint64_t bytes = 0;
+    // Reductions: elements of `type` -- allreduce and reduce: the vector; reduce_scatter_block: each rank's block.
+    uint64_t count = 0;
+    MPI_Datatype type = MPI_BYTE;
+    MPI_Op op = MPI_SUM;
+    int root = 0;  // bcast, reduce, gather, scatter
+    // allgatherv: P counts and displacements in bytes; reduce_scatter: P counts in elements of `type`.
+    std::vector<uint64_t> counts, displs;
+};
+
+// The MPI library's own collective (MPI_Bcast, MPI_Reduce_scatter, ...) on these buffers. Throws Error when the
 // library refuses or a count does not fit an int.
+void native_collective(Collective c, const void* send, void* recv, const NativeShape& shape, MPI_Comm comm);
+
+// The same for allgather `bytes` per rank, alltoall `bytes` per destination, allreduce `count` elements of `type`
+// with `op`, barrier (bench/mpi's form).
 void native_collective(Collective c, const void* send, void* recv, uint64_t bytes, uint64_t count, MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm);
 
