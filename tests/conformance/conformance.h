@@ -304,6 +304,15 @@ static inline int cf_roots(int P, int roots[3]) {
     return n;
 }
 
+/* Whether the cases with derived datatypes run at roots[ri] on communicator `cn`: at every root on world, at one
+ * root per other communicator (a different one on each), so that calls a library may leave to MPI (datatypes with
+ * holes, a non-zero lower bound, different datatypes on different ranks) stay a small share of each program's. */
+static inline int cf_derived_at_root(const char *cn, int ri, int nroots) {
+    int k = 0;
+    while (k < CF_NCOMMS && strcmp(cn, cf_comm_names[k]) != 0) k++;
+    return k == CF_WORLD || ri == k % nroots;
+}
+
 /* ---- reductions (reduce.c, reduce_scatter_block.c, reduce_scatter.c) ----------------------------------------
  * A reduction kind (cf_red) is a datatype, an operation and the layout of one element: its extent and lower bound
  * in bytes and up to two value slots (offset, basic type). Rank r's input for element g of the whole vector (g =
