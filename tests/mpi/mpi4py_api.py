@@ -1,6 +1,7 @@
 """The Python MPI API under mpirun (test_mpi.py runs it for several P under each MPI): every registered algorithm
 through collplan.mpi with NumPy arrays, compared with a serial computation; split-phase (test loop), persistent
-restart, overlapping requests, in place, a non-commutative mpi4py user operation, error paths, plan caching.
+restart, overlapping requests, in place, a non-commutative mpi4py user operation, error paths, plan caching; then
+the rooted and vector collectives (mpi4py_collectives.py).
 Prints "mpi4py_api: N passed, M failed" on rank 0 and exits 1 on any failure."""
 import sys
 
@@ -229,6 +230,7 @@ def _():
 import shutil  # noqa: E402
 
 shutil.rmtree(_wisdom_dir, ignore_errors=True)
+import mpi4py_collectives  # noqa: E402,F401 -- bcast, gather, scatter, allgatherv, reduce, reduce_scatter(_block)
 passed = sum(results)
 if me == 0:
     print(f"mpi4py_api P={P}: {passed} passed, {len(results) - passed} failed", flush=True)

@@ -66,6 +66,16 @@ def test_python_api(abi, n):
 
 
 @pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("n", [2, 5, 6, 7, 8])
+def test_rooted_and_vector_collectives(abi, n):
+    """bcast, gather, scatter, allgatherv, reduce, reduce_scatter(_block) alone for the P that test_python_api
+    (P = 1, 3, 4, which runs them too) does not cover: P = 1..8 in all."""
+    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi4py_collectives.py")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"mpi4py_collectives P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("n", [2, 3])
 def test_blocking_call_cache(abi, n):
     r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi_blocking_cache.py")])
