@@ -6,9 +6,11 @@ the figures), the discipline of the standard MPI micro-benchmarks: untimed warm-
 alone with a barrier after it; a repetition's figure is the average over ranks of their mean per call. The planner's repetitions are interleaved across the candidates
 (candidate 1, 2, ..., then again), so a burst of load on the machine hits all of them alike, and a candidate's
 time is the best of its repetitions: interference from other processes only ever adds time, so the minimum is
-the most repeatable figure on a shared machine (every repetition is kept in the plan's samples). Sizes as everywhere in collplan: allgather bytes per rank, alltoall bytes
-per destination, allreduce the vector (float64 for sum/max/min; pairs of int64 for the non-commutative affine
-composition), barrier none.
+the most repeatable figure on a shared machine (every repetition is kept in the plan's samples). Sizes as
+everywhere in collplan (docs/runtime.md, `collplan run`): allgather, gather and scatter bytes per rank, alltoall bytes
+per destination, bcast the message, allreduce and reduce the vector, reduce_scatter_block each rank's result block
+(float64 for sum/max/min; pairs of int64 for the non-commutative affine composition), allgatherv and
+reduce_scatter the mean per rank (uneven counts, every third rank none), barrier none.
 """
 from __future__ import annotations
 
@@ -34,31 +36,38 @@ def _affine_op(MPI, np, dtype):
 
 
 class Case:
-    """Buffers, the collplan request, the native call and the expected result of one (collective, size)."""
+    """Buffers, the collplan request, the native call and the expected result of one (collective, size); `root` for
+    the rooted collectives (buffers significant only at the root are None elsewhere)."""
 
-    def __init__(self, MPI, comm, collective: str, size: int, op: str):
+    def __init__(self, MPI, comm, collective: str, size: int, op: str, root: int = 0):
         import numpy as np
 
         self.np, self.MPI, self.comm = np, MPI, comm
         self.P, self.me = comm.Get_size(), comm.Get_rank()
         self.collective, self.size, self.op_name, self.op, self.datatype = collective, size, op, None, None
+        self.root = cmpi._root(comm, root)
+        self.counts = self.displs = None  # allgatherv: bytes; reduce_scatter: elements
+        self.keep_input = False  # bcast's root: the result is the message, kept between runs
         getattr(self, f"_setup_{collective}")(size)
 
     def _pattern(self, key, n):
         return ((self.np.arange(n, dtype=self.np.int64) * 7 + key * 131 + 1) % 251).astype(self.np.uint8)
 
+    def _concat(self, parts, n):
+        return self.np.concatenate(parts) if n else self.np.zeros(0, self.np.uint8)
+
     def _setup_allgather(self, n):
         np, P = self.np, self.P
         self.send = self._pattern(self.me, n)
         self.recv = np.zeros(P * n, np.uint8)
-        self.want = np.concatenate([self._pattern(r, n) for r in range(P)]) if P * n else self.recv.copy()
+        self.want = self._concat([self._pattern(r, n) for r in range(P)], n)
         self.native = lambda: self.comm.Allgather(self.send, self.recv)
 
     def _setup_alltoall(self, n):
         np, P = self.np, self.P
-        self.send = np.concatenate([self._pattern(self.me * P + j, n) for j in range(P)]) if n else np.zeros(0, np.uint8)
+        self.send = self._concat([self._pattern(self.me * P + j, n) for j in range(P)], n)
         self.recv = np.zeros(P * n, np.uint8)
-        self.want = np.concatenate([self._pattern(r * P + self.me, n) for r in range(P)]) if n else self.recv.copy()
+        self.want = self._concat([self._pattern(r * P + self.me, n) for r in range(P)], n)
         self.native = lambda: self.comm.Alltoall(self.send, self.recv)
 
     def _counts(self, i, n):
@@ -68,69 +77,156 @@ class Case:
         np, P, me = self.np, self.P, self.me
         self.scounts = self._counts(me, n)
         self.rcounts = [self._counts(r, n)[me] for r in range(P)]
-        parts = [self._pattern(me * P + j, self.scounts[j]) for j in range(P)]
-        self.send = np.concatenate(parts) if sum(self.scounts) else np.zeros(0, np.uint8)
+        self.send = self._concat([self._pattern(me * P + j, self.scounts[j]) for j in range(P)], sum(self.scounts))
         self.recv = np.zeros(sum(self.rcounts), np.uint8)
-        want = [self._pattern(r * P + me, self.rcounts[r]) for r in range(P)]
-        self.want = np.concatenate(want) if sum(self.rcounts) else self.recv.copy()
+        self.want = self._concat([self._pattern(r * P + me, self.rcounts[r]) for r in range(P)], sum(self.rcounts))
         self.native = lambda: self.comm.Alltoallv([self.send, self.scounts], [self.recv, self.rcounts])
 
-    def _setup_allreduce(self, nbytes):
-        np, MPI, P = self.np, self.MPI, self.P
+    def _setup_bcast(self, n):
+        self.want = self._pattern(self.root, n)
+        self.send, self.recv = None, self.want.copy() if self.me == self.root else self.np.zeros(n, self.np.uint8)
+        self.keep_input = self.me == self.root
+        self.native = lambda: self.comm.Bcast(self.recv, self.root)
+
+    def _setup_gather(self, n):
+        at_root = self.me == self.root
+        self.send = self._pattern(self.me, n)
+        self.recv = self.np.zeros(self.P * n, self.np.uint8) if at_root else None
+        self.want = self._concat([self._pattern(r, n) for r in range(self.P)], n) if at_root else None
+        self.native = lambda: self.comm.Gather(self.send, self.recv, self.root)
+
+    def _setup_scatter(self, n):
+        self.send = self._concat([self._pattern(j, n) for j in range(self.P)], n) if self.me == self.root else None
+        self.recv = self.np.zeros(n, self.np.uint8)
+        self.want = self._pattern(self.me, n)
+        self.native = lambda: self.comm.Scatter(self.send, self.recv, self.root)
+
+    def uneven(self, total: int) -> list[int]:
+        """`total` units over the ranks in proportion to rank mod 3 (every third rank none; one rank: all)."""
+        w = [j % 3 for j in range(self.P)] if self.P > 1 else [1]
+        out = [total * x // sum(w) for x in w]
+        out[max(j for j in range(self.P) if w[j])] += total - sum(out)
+        return out
+
+    def _setup_allgatherv(self, n):
+        np = self.np
+        self.counts = self.uneven(n * self.P)
+        self.displs = [sum(self.counts[:j]) for j in range(self.P)]
+        self.send = self._pattern(self.me, self.counts[self.me])
+        self.recv = np.zeros(sum(self.counts), np.uint8)
+        self.want = self._concat([self._pattern(j, c) for j, c in enumerate(self.counts)], sum(self.counts))
+        self.native = lambda: self.comm.Allgatherv(self.send, [self.recv, self.counts, self.displs, self.MPI.BYTE])
+
+    # ------------------------------------------------------------------------------------- reductions
+    def _operands(self, nbytes: int):
+        """(elements per `nbytes`, values(rank, count), the serial reduction of every rank's values(count)) for the
+        operation: float64 for sum/max/min (integer-valued: exact in any order), pairs of int64 composed as affine
+        maps in rank order for noncommutative. Sets op and datatype."""
+        np, MPI = self.np, self.MPI
         if self.op_name in DOUBLE_OPS:
-            count = nbytes // 8
-            vals = lambda r: ((r * 37 % 11 + 1) * 1000 + np.arange(count) % 977).astype(np.float64)  # noqa: E731
-            self.send, self.recv = vals(self.me), np.zeros(count)
+            def vals(r, count):
+                return ((r * 37 % 11 + 1) * 1000 + np.arange(count) % 977).astype(np.float64)
             fold = {"sum": np.add, "max": np.maximum, "min": np.minimum}[self.op_name]
-            self.want = fold.reduce([vals(r) for r in range(P)]) if count else self.recv.copy()
-            self.op = getattr(MPI, self.op_name.upper())
+            self.op, item = getattr(MPI, self.op_name.upper()), 8
         elif self.op_name == "noncommutative":
             dtype = np.dtype([("a", np.int64), ("b", np.int64)])
-            count = nbytes // 16
-            def vals(r):
+
+            def vals(r, count):
                 v = np.zeros(count, dtype)
                 v["a"] = (r * 7 + np.arange(count) * 3 + 2) % PRIME
                 v["b"] = (r * 11 + np.arange(count) + 5) % PRIME
                 return v
-            self.send, self.recv = vals(self.me), np.zeros(count, dtype)
-            want = vals(0)
-            for r in range(1, P):
-                x = vals(r)
-                want["a"], want["b"] = want["a"] * x["a"] % PRIME, (want["a"] * x["b"] + want["b"]) % PRIME
-            self.want = want
-            self.op = _affine_op(MPI, np, dtype)
+
+            def fold(x, y):  # x o y
+                out = np.zeros(len(x), dtype)
+                out["a"], out["b"] = x["a"] * y["a"] % PRIME, (x["a"] * y["b"] + x["b"]) % PRIME
+                return out
+            self.op, item = _affine_op(MPI, np, dtype), 16
             from mpi4py.util import dtlib
             self.datatype = dtlib.from_numpy_dtype(dtype).Commit()
         else:
-            raise CollplanError(f"cannot measure allreduce with op '{self.op_name}' (allowed: "
+            raise CollplanError(f"cannot measure {self.collective} with op '{self.op_name}' (allowed: "
                                 f"{', '.join(MEASURABLE_OPS)})")
+
+        def total(count):  # one rank's operand at a time: memory of two vectors, whatever P
+            want = vals(0, count)
+            for r in range(1, self.P):
+                want = fold(want, vals(r, count))
+            return want
+        return nbytes // item, vals, total
+
+    def _typed(self, buf):
+        return buf if buf is None or self.datatype is None else [buf, self.datatype]
+
+    def _setup_allreduce(self, nbytes):
+        count, vals, total = self._operands(nbytes)
+        self.send, self.recv, self.want = vals(self.me, count), self.np.zeros_like(vals(0, count)), total(count)
         self.size = self.send.nbytes
-        if self.datatype is None:
-            self.native = lambda: self.comm.Allreduce(self.send, self.recv, op=self.op)
-        else:
-            self.native = lambda: self.comm.Allreduce([self.send, self.datatype], [self.recv, self.datatype], op=self.op)
+        self.native = lambda: self.comm.Allreduce(self._typed(self.send), self._typed(self.recv), op=self.op)
+
+    def _setup_reduce(self, nbytes):
+        count, vals, total = self._operands(nbytes)
+        at_root = self.me == self.root
+        self.send = vals(self.me, count)
+        self.recv = self.np.zeros_like(self.send) if at_root else None
+        self.want = total(count) if at_root else None
+        self.size = self.send.nbytes
+        self.native = lambda: self.comm.Reduce(self._typed(self.send), self._typed(self.recv), self.op, self.root)
+
+    def _setup_reduce_scatter_block(self, nbytes):
+        count, vals, total = self._operands(nbytes)
+        self.send = vals(self.me, self.P * count)
+        self.recv = self.np.zeros_like(self.send[:count])
+        self.want = total(self.P * count)[self.me * count:(self.me + 1) * count]
+        self.size = self.recv.nbytes
+        self.native = lambda: self.comm.Reduce_scatter_block(self._typed(self.send), self._typed(self.recv), self.op)
+
+    def _setup_reduce_scatter(self, nbytes):
+        count, vals, total = self._operands(nbytes)
+        self.counts = self.uneven(count * self.P)
+        off = sum(self.counts[:self.me])
+        self.send = vals(self.me, sum(self.counts))
+        self.recv = self.np.zeros_like(self.send[:self.counts[self.me]])
+        self.want = total(sum(self.counts))[off:off + self.counts[self.me]]
+        self.size = count * self.send.itemsize
+        self.native = lambda: self.comm.Reduce_scatter(self._typed(self.send), self._typed(self.recv), self.counts,
+                                                       self.op)
 
     def _setup_barrier(self, n):
         self.send = self.recv = self.want = None
         self.native = self.comm.Barrier
 
     def request(self, algorithm, params, mode):
-        c = self.collective
+        """The collplan request of this case (not started)."""
+        c, comm, kw = self.collective, self.comm, dict(mode=mode, **params)
         if c == "barrier":
-            return cmpi.barrier_init(self.comm, algorithm, mode=mode, **params)
-        if c == "allreduce":
-            return cmpi.allreduce_init(self.comm, self.send, self.recv, self.op, algorithm, mode=mode, **params)
-        if c == "alltoallv":
-            return cmpi.alltoallv_init(self.comm, self.send, self.scounts, self.recv, self.rcounts, algorithm,
-                                       mode=mode, **params)
+            return cmpi.barrier_init(comm, algorithm, **kw)
+        if c in ("allreduce", "reduce_scatter_block"):
+            return getattr(cmpi, f"{c}_init")(comm, self.send, self.recv, self.op, algorithm, **kw)
+        calls = {
+            "alltoallv": lambda: cmpi.alltoallv_init(comm, self.send, self.scounts, self.recv, self.rcounts, algorithm,
+                                                     **kw),
+            "bcast": lambda: cmpi.bcast_init(comm, self.recv, self.root, algorithm, **kw),
+            "gather": lambda: cmpi.gather_init(comm, self.send, self.recv, self.root, algorithm, **kw),
+            "scatter": lambda: cmpi.scatter_init(comm, self.send, self.recv, self.root, algorithm, **kw),
+            "allgatherv": lambda: cmpi.allgatherv_init(comm, self.send, self.recv, self.counts, None, algorithm, **kw),
+            "reduce": lambda: cmpi.reduce_init(comm, self.send, self.recv, self.op, self.root, algorithm, **kw),
+            "reduce_scatter": lambda: cmpi.reduce_scatter_init(comm, self.send, self.recv, self.counts, self.op,
+                                                               algorithm, **kw),
+        }
+        if c in calls:
+            return calls[c]()
         init = cmpi.allgather_init if c == "allgather" else cmpi.alltoall_init
-        return init(self.comm, self.send, self.recv, algorithm, mode=mode, **params)
+        return init(comm, self.send, self.recv, algorithm, **kw)
 
     def correct(self) -> bool:
-        if self.recv is None:
+        """This rank's result equals the serial computation (ranks without a result: True); the result is cleared
+        for the next run (bcast's root keeps its message)."""
+        if self.recv is None or self.want is None:
             return True
         ok = bool(self.np.array_equal(self.recv, self.want))
-        self.recv[...] = 0
+        if not self.keep_input:
+            self.recv[...] = 0
         return ok
 
     def free(self):
@@ -145,22 +241,26 @@ class Case:
         if self.collective == "alltoallv":  # counts and displacements: timed from Python, same discipline
             return _time_python(MPI, self.comm, self.native, iters, warmup, reps)
         h = MPI._handleof
-        send = None if self.send is None else self.send.ctypes.data
-        recv = 0 if self.recv is None else self.recv.ctypes.data
-        count = 0 if self.recv is None else self.recv.size
+        ref = self.send if self.send is not None else self.recv
         dt = self.datatype if self.datatype is not None else (
-            MPI._typedict[self.recv.dtype.char] if self.collective == "allreduce" else MPI.BYTE)
+            MPI._typedict[ref.dtype.char] if self.collective in REDUCTIONS else MPI.BYTE)
         op = self.op if self.op is not None else MPI.SUM
-        return mod.time_native(h(self.comm), self.collective, send, recv, self.size, count, h(dt), h(op),
-                               iters, warmup, reps)
+        count = {"reduce_scatter_block": 0 if self.recv is None else self.recv.size,
+                 "allreduce": 0 if ref is None else ref.size, "reduce": 0 if ref is None else ref.size}
+        return mod.time_native(h(self.comm), self.collective, cmpi._addr(self.send, 0), cmpi._addr(self.recv, 0),
+                               self.size, count.get(self.collective, 0), h(dt), h(op), iters, warmup, reps, self.root,
+                               self.counts or [], self.displs or [])
+
+
+REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 
 
 def case_bytes(collective: str, P: int, size: int) -> int:
     """About the bytes one rank's Case holds at `size`: send and receive buffers, the expected result and the
-    per-rank parts that build it."""
-    if collective == "barrier":
-        return 0
-    return (P + 3) * size if collective == "allreduce" else (3 * P + 2) * size
+    per-rank parts that build it (the reductions fold one rank's operand at a time)."""
+    factor = {"barrier": 0, "allreduce": P + 3, "reduce": 4, "bcast": 3, "reduce_scatter_block": 4 * P + 1,
+              "reduce_scatter": 4 * P + 1, "allgatherv": 5 * P}
+    return factor.get(collective, 3 * P + 2) * size
 
 
 def require_memory(MPI, comm, collective: str, sizes) -> None:
@@ -240,7 +340,7 @@ def _iterations(timer, target_s: float, max_iters: int) -> int:
 
 def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s: float, max_iters: int):
     """Best seconds per call over the repetitions (and the repetitions) of each kept candidate at plan.sizes[j]."""
-    case = Case(MPI, comm, plan.collective, plan.sizes[j], plan.op or "sum")
+    case = Case(MPI, comm, plan.collective, plan.sizes[j], plan.op or "sum", plan.root)
     try:
         timers = {}
         for i in kept:

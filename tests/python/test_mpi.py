@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import collplan
 import mpi_launch
 from collplan import mpi as cmpi
 
@@ -85,8 +86,10 @@ def test_blocking_call_cache(abi, n):
 
 
 @pytest.mark.parametrize("abi", ABIS)
-@pytest.mark.parametrize("collective,extra", [("allgather", []), ("alltoall", []), ("allreduce", []),
-                                              ("allreduce", ["--op", "noncommutative"]), ("barrier", [])])
+@pytest.mark.parametrize("collective,extra", [
+    ("allgather", []), ("alltoall", []), ("allreduce", []), ("allreduce", ["--op", "noncommutative"]), ("barrier", []),
+    ("bcast", ["--root", "2"]), ("reduce", ["--root", "1", "--op", "noncommutative"]), ("reduce_scatter_block", []),
+    ("reduce_scatter", []), ("allgatherv", []), ("gather", ["--root", "1"]), ("scatter", ["--root", "2"])])
 def test_collplan_run(abi, collective, extra):
     r = mpirun(abi, 3, [sys.executable, "-m", "collplan", "run", "--collective", collective, "--algorithm", "all",
                         "--sizes", "0,24,1000", "--iters", "2", "--warmup", "1", "--json", *extra])
@@ -99,6 +102,11 @@ def test_collplan_run(abi, collective, extra):
     names = {row["algorithm"] for row in report["rows"]}
     if collective == "allreduce" and extra:  # only the schedules that keep the operand order ran
         assert "allreduce/ring" not in names and "allreduce/recursive_doubling" in names
+    if "--root" in extra:
+        assert report["root"] == int(extra[extra.index("--root") + 1])
+    if collective in ("bcast", "gather", "scatter", "allgatherv", "reduce_scatter", "reduce_scatter_block", "reduce"):
+        assert names == {a["name"] for a in collplan.algorithms(collective)} - {s.split(":")[0] for s in report["skipped"]}
+        assert len(report["rows"]) == 3 * len(names)
 
 
 @pytest.mark.parametrize("abi", ABIS)

@@ -3,11 +3,16 @@ rank's result against a plain serial computation, and time it against the MPI li
 run -- an OSU-style table (size, collplan time, native time, ratio) or JSON.
 
     mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB
+    mpirun -n 4 collplan run --collective bcast --root 3 --sizes 8B..1MiB
 
-Sizes: allgather -- bytes per rank; alltoall -- bytes per destination; allreduce -- the vector (float64, so a
-multiple of 8; MPI_SUM, or --op noncommutative: composition of affine maps, a user-defined MPI_Op that does not
-commute); alltoallv -- the mean bytes per destination (rank i sends (i + j) mod 3 / 2 times it to rank j);
-barrier -- none. Times are the mean per call over --iters calls (fewer above 64 KiB), the slowest rank's.
+Sizes: allgather, gather and scatter -- bytes per rank; alltoall -- bytes per destination; bcast -- the message;
+allreduce and reduce -- the vector; reduce_scatter_block -- each rank's result block (the reductions: float64, so
+a multiple of 8, with MPI_SUM; or --op noncommutative: composition of affine maps in pairs of int64, a user-defined
+MPI_Op that does not commute); alltoallv -- the mean bytes per destination (rank i sends (i + j) mod 3 / 2 times it
+to rank j); allgatherv and reduce_scatter -- the mean bytes per rank: P times it in all, spread over the ranks in
+proportion to rank mod 3 (every third rank, rank 0 first, contributes or receives nothing); barrier -- none.
+--root: the root of bcast, reduce, gather and scatter (default 0). Times are the mean per call over --iters calls
+(fewer above 64 KiB), averaged over the ranks.
 """
 from __future__ import annotations
 
@@ -21,21 +26,28 @@ from ..measure import Case, backend_as_programs_run, require_memory, time_reques
 from ..output import atomic_write
 from ._common import int_arg, params_of
 
-COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier"]
+COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier", "bcast", "reduce", "reduce_scatter_block",
+               "reduce_scatter", "allgatherv", "gather", "scatter"]
+ROOTED = ("bcast", "reduce", "gather", "scatter")
+REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a collective for real under mpirun: check it, time it against native MPI",
                        epilog="example:\n"
                        "  mpirun -n 4 collplan run --collective allreduce --algorithm all --sizes 8B..1MiB\n"
-                       "  mpirun -n 2 collplan run --collective alltoall --algorithm bruck --format osu")
+                       "  mpirun -n 2 collplan run --collective alltoall --algorithm bruck --format osu\n"
+                       "  mpirun -n 4 collplan run --collective reduce --root 2 --op noncommutative --sizes 0,16,4KiB")
     p.add_argument("--collective", required=True, choices=COLLECTIVES, help="the collective to run")
     p.add_argument("--algorithm", default="all", help="registry name, or 'all' (every one that applies)")
     p.add_argument("--param", action="append", help="algorithm parameter NAME=VALUE (repeatable)")
     p.add_argument("--sizes", default="8B..1MiB", help="e.g. 8B..1MiB, or 0,13,4KiB")
     p.add_argument("--iters", type=int_arg("--iters", 1, 10**9), default=100, help="timed calls per size (default 100)")
     p.add_argument("--warmup", type=int_arg("--warmup", 0, 10**9), default=5, help="untimed calls before timing")
-    p.add_argument("--op", choices=["sum", "noncommutative"], default="sum", help="allreduce operation")
+    p.add_argument("--op", choices=["sum", "noncommutative"], default="sum",
+                   help="the reductions' operation (allreduce, reduce, reduce_scatter_block, reduce_scatter)")
+    p.add_argument("--root", type=int_arg("--root", 0, 2**31 - 1), default=0,
+                   help="root rank of bcast, reduce, gather, scatter (default 0; below the number of ranks)")
     p.add_argument("--mode", choices=["auto", "pack", "datatype"], default="auto",
                    help="how non-contiguous messages travel")
     p.add_argument("--check-only", action="store_true", help="check results, do not time")
@@ -68,7 +80,7 @@ def _candidates(args) -> list[str]:
 
 
 def _row(args, MPI, comm, name, params, size):
-    case = Case(MPI, comm, args.collective, size, args.op)
+    case = Case(MPI, comm, args.collective, size, args.op, args.root if args.collective in ROOTED else 0)
     try:
         req = case.request(name, params, args.mode)
         req.start()
@@ -132,9 +144,10 @@ def cmd_run(args) -> int:
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()
     require_memory(MPI, comm, args.collective, sizes)
+    root = cmpi._root(comm, args.root) if args.collective in ROOTED else 0
     rows, skipped = [], []
     for name in _candidates(args):
-        why = cmpi.applies(args.collective, name, P, params)
+        why = cmpi.applies(args.collective, name, P, params, root)
         if why and args.algorithm == "all":
             skipped.append(f"{name}: {why}")
             continue
@@ -148,9 +161,10 @@ def cmd_run(args) -> int:
     library = cmpi.library_version(MPI)
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,
-                  "skipped": skipped}
+                  "skipped": skipped, **({"root": root} if args.collective in ROOTED else {})}
         header = (f"# collplan run: {args.collective}, P={P}, {library.split(',')[0]}" +
-                  (f", op {args.op}" if args.collective == "allreduce" else ""))
+                  (f", root {root}" if args.collective in ROOTED else "") +
+                  (f", op {args.op}" if args.collective in REDUCTIONS else ""))
         if args.json:
             text = json.dumps(report, indent=1)
             if args.json == "-":
