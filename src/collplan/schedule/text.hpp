@@ -20,7 +20,9 @@ double schedule_text_memory_bytes(size_t text_bytes, uint64_t ranks);
 
 // GOAL for LogGOPSim: `num_ranks N`, per rank `lK: send Xb to R tag T`, `lK: recv Xb from R tag T`,
 // `lK: calc T` for copies/reductions/calc (time in ns from the model's gamma/rho, passed in), dependencies
-// as `lA requires lB`. Groups (fences) are exported through a zero-time calc per group boundary.
+// as `lA requires lB`. A group (fence) boundary becomes direct edges from every op of a group to every op of the
+// group before it -- a zero-time `fK: calc 0` node only where that would take more than 4096 edges (text.cpp,
+// goal_rank, says why).
 // `block_bytes` is m; per-byte local costs in seconds per byte.
 std::string to_goal(const Schedule& s, double block_bytes, double reduce_s_per_byte = 0, double copy_s_per_byte = 0);
 
