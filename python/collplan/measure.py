@@ -365,7 +365,7 @@ def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s:
 
 
 def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "sum", ranks: int | None = None,
-                  prune: float = 3.0, keep: int = 6, reps: int = 5, target_s: float = 2e-3, max_iters: int = 1000,
+                  root: int = 0, prune: float = 3.0, keep: int = 6, reps: int = 5, target_s: float = 2e-3, max_iters: int = 1000,
                   native: bool = True, progress: bool = True):
     """The planner's measure evaluator, collective over MPI.COMM_WORLD (every rank returns the same Plan).
 
@@ -378,12 +378,12 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
     P, me = comm.Get_size(), comm.Get_rank()
     if ranks is not None and ranks != P:
         raise CollplanError(f"--ranks {ranks} differs from the {P} ranks mpirun started (measure times this run)")
-    if collective == "allreduce" and op not in MEASURABLE_OPS:
-        raise CollplanError(f"cannot measure allreduce with op '{op}' (allowed: {', '.join(MEASURABLE_OPS)})")
+    if collective in REDUCTIONS and op not in MEASURABLE_OPS:
+        raise CollplanError(f"cannot measure {collective} with op '{op}' (allowed: {', '.join(MEASURABLE_OPS)})")
     if reps < 1 or keep < 1 or target_s <= 0 or max_iters < 1:
         raise CollplanError(f"measure: reps {reps}, keep {keep}, target {target_s} s, max iters {max_iters} "
                             "(allowed: reps >= 1, keep >= 1, target > 0, max iters >= 1)")
-    plan, scheds = setup(collective, P, None, machine, sizes, op, "measure")
+    plan, scheds = setup(collective, P, None, machine, sizes, op, "measure", root=root)
     require_memory(MPI, comm, collective, plan.sizes)
     estimates = price_estimate(scheds, plan.sizes, plan.model, plan.topology, progress=False)
     plan.candidates = plan.candidates + ([candidate("native")] if native else [])

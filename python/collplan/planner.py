@@ -24,7 +24,11 @@ from .machines import load_machine
 from .progress import Progress
 
 EVALUATORS = ("estimate", "simulate", "measure")
-PLANNED = ("allgather", "alltoall", "allreduce", "barrier")
+PLANNED = ("allgather", "alltoall", "allreduce", "barrier", "bcast", "reduce", "reduce_scatter_block", "reduce_scatter",
+           "allgatherv", "gather", "scatter")
+ROOTED = ("bcast", "reduce", "gather", "scatter")
+REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
+PER_RANK_COUNTS = ("allgatherv", "reduce_scatter")  # planned with even counts: a size is the bytes per rank
 NATIVE = "native"
 NOISE_FLOOR = 0.05  # a measured schedule replaces native only when it is faster by more than this plus the noise
 
@@ -77,6 +81,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     estimates: list[list[float | None]] | None = None   # measure: the model's estimate of each candidate
     samples: list[list[list[float] | None]] | None = None  # measure: every repetition
+    root: int = 0                                         # bcast, reduce, gather, scatter
 
     def best(self, j: int) -> int:
         """Index of the fastest candidate at size index j -- except that a measured plan keeps the MPI library's
@@ -110,7 +115,8 @@ class Plan:
             return None if c is None else {"algorithm": c.algorithm, "params": c.param_dict, "label": c.label()}
         return {
             "collective": self.collective, "ranks": self.ranks, "topology": self.topology, "machine": self.machine,
-            "model": self.model, "op": self.op, "evaluator": self.evaluator, "sizes": self.sizes,
+            "model": self.model, "op": self.op, **({"root": self.root} if self.collective in ROOTED else {}),
+            "evaluator": self.evaluator, "sizes": self.sizes,
             "ranges": [{"min_bytes": r.min_bytes, "max_bytes": r.max_bytes, "winner": cand(r.winner),
                         "winner_s": r.winner_s, "runner_up": cand(r.runner_up), "margin_min": r.margin[0],
                         "margin_max": r.margin[1], "sizes": r.sizes} for r in self.ranges],
@@ -122,11 +128,15 @@ class Plan:
 
 # ------------------------------------------------------------------------------------------- candidates
 def enumerate_candidates(collective: str, ranks: int, topology: str, model: str, sizes: list[int], op: str,
-                         max_memory=None):
-    """(candidates with their schedules, declined [{algorithm, reason}]) for a problem."""
+                         max_memory=None, root: int = 0):
+    """(candidates with their schedules, declined [{algorithm, reason}]) for a problem; the rooted collectives at
+    `root`, allgatherv and reduce_scatter with one unit per rank (a size is then the bytes of each rank's part)."""
     if collective not in PLANNED:
         raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
                             "on the matrix: compare them with `collplan estimate --matrix`)")
+    inputs = {"root": root} if collective in ROOTED else {}
+    if collective in PER_RANK_COUNTS:
+        inputs["counts"] = [1] * ranks
     limit, used = limit_of(max_memory), 0
     out, declined = [], []
     for a in algorithms(collective):
@@ -137,16 +147,19 @@ def enumerate_candidates(collective: str, ranks: int, topology: str, model: str,
         sets = _core.candidates(a["name"], ranks, topology, model, float(min(sizes)), float(max(sizes)))
         for params in sets:
             try:
-                s = schedule(a["name"], ranks=ranks, topology=topology, params=params, max_memory=max(1, limit - used))
+                s = schedule(a["name"], ranks=ranks, topology=topology, params=params, max_memory=max(1, limit - used),
+                             **inputs)
             except _core.MemoryLimitError as e:
                 raise CollplanError(f"plan: {e}" + (f" (with {_core.approx_bytes(used)} held by the {len(out)} "
                                                     "candidates before it)" if out else "")) from None
             except CollplanError as e:  # a parameter set that does not apply here
                 declined.append({"algorithm": candidate(a["name"], params).label(), "reason": str(e)})
                 continue
-            why = unsupported_op(s, op) if collective == "allreduce" else ""
-            if why:
-                declined.append({"algorithm": a["name"], "reason": why})
+            why = unsupported_op(s, op) if collective in REDUCTIONS else ""
+            if why:  # the parameter sets after it are variants of the same kind (e.g. reduce/binomial relative=1)
+                kept = any(c.algorithm == a["name"] for c, _ in out)
+                declined.append({"algorithm": candidate(a["name"], params).label() if kept else a["name"],
+                                 "reason": why})
                 break
             out.append((candidate(a["name"], params), s))
             used += s.memory_bytes
@@ -240,12 +253,14 @@ def _range(plan: Plan, lo: int, w: int, idx: list[int]) -> Range:
 # ------------------------------------------------------------------------------------------- the planner
 def plan(collective: str, ranks: int | None = None, topology: str | None = None, machine: str = "",
          sizes="8B..1MiB", op: str = "sum", evaluator: str = "estimate", fidelity: str = "loggp",
-         progress: bool = True, max_memory=None) -> Plan:
-    """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured)."""
+         progress: bool = True, max_memory=None, root: int = 0) -> Plan:
+    """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured). Sizes
+    as collective.hpp's descriptors say (allgatherv and reduce_scatter: the bytes of each rank's part, planned
+    with even counts); `root` for bcast, reduce, gather and scatter; `op` for the reductions."""
     if evaluator not in ("estimate", "simulate"):
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
-    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory)
+    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory, root)
     if evaluator == "estimate":
         plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
@@ -262,7 +277,7 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
     return plan_
 
 
-def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory=None) -> tuple[Plan, list]:
+def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory=None, root: int = 0) -> tuple[Plan, list]:
     """The problem with its candidates (a Plan without times yet) and the candidates' schedules."""
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
@@ -275,12 +290,14 @@ def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory
     ranks, topology = _ranks_and_topology(ranks, topology)
     size_list = [0] if collective == "barrier" else sorted(set(
         int(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(str(sizes)))))
-    if collective == "allreduce" and any(n % 8 for n in size_list):
-        raise CollplanError(f"allreduce sizes must be multiples of 8 bytes (vectors of doubles), got "
+    if collective in REDUCTIONS and any(n % 8 for n in size_list):
+        raise CollplanError(f"{collective} sizes must be multiples of 8 bytes (vectors of doubles), got "
                             f"{next(n for n in size_list if n % 8)}")
-    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op, max_memory)
-    plan_ = Plan(collective, ranks, topology, m.name, m.model, op if collective == "allreduce" else "", evaluator,
-                 size_list, [c for c, _ in found], [], declined)
+    if collective in ROOTED and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < ranks):
+        raise CollplanError(f"root {root!r} is not a rank of P={ranks} (allowed: 0..{ranks - 1})")
+    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op, max_memory, root)
+    plan_ = Plan(collective, ranks, topology, m.name, m.model, op if collective in REDUCTIONS else "", evaluator,
+                 size_list, [c for c, _ in found], [], declined, root=root if collective in ROOTED else 0)
     return plan_, [s for _, s in found]
 
 
@@ -290,7 +307,8 @@ def format_table(p: Plan) -> str:
     from .tables import render, wrap
     fb, ft = _core.format_bytes, _core.format_time
     lines = [wrap(f"# collplan plan: {p.collective}, P={p.ranks} on {p.topology}, machine {p.machine} ({p.model})" +
-                  (f", op {p.op}" if p.op else "") + f", evaluator {p.evaluator}", ""),
+                  (f", root {p.root}" if p.collective in ROOTED else "") + (f", op {p.op}" if p.op else "") +
+                  f", evaluator {p.evaluator}", ""),
              f"# {len(p.candidates)} candidates from {len({c.algorithm for c in p.candidates})} algorithms; "
              f"{len(p.declined)} declined"]
     rows = []

@@ -211,6 +211,21 @@ def test_plan_by_measurement_writes_wisdom_the_runtime_follows(abi, tmp_path):
 
 
 @pytest.mark.parametrize("abi", ABIS)
+def test_plan_by_measurement_of_a_rooted_reduction(abi, tmp_path):
+    wisdom = tmp_path / "wisdom.json"
+    r = mpirun(abi, 3, [sys.executable, "-m", "collplan", "plan", "--collective", "reduce", "--root", "2", "--machine",
+                        "ib-qdr", "--evaluator", "measure", "--sizes", "8,4KiB", "--reps", "2", "--target", "200us",
+                        "--json", "--wisdom", str(wisdom), "--no-progress"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    plan = json.loads(r.stdout)
+    assert (plan["collective"], plan["root"], plan["op"], plan["evaluator"]) == ("reduce", 2, "sum", "measure")
+    assert any(c["algorithm"] == "native" and all(t > 0 for t in c["times_s"]) for c in plan["candidates"])
+    entries = json.loads(wisdom.read_text())["entries"]
+    assert entries and all((e["collective"], e["ranks"], e["op"]) == ("reduce", 3, "sum") for e in entries)
+    collplan._core.parse_wisdom(wisdom.read_text())
+
+
+@pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("level,want", [(None, "THREAD_SINGLE"), ("multiple", "THREAD_MULTIPLE")])
 def test_measuring_starts_mpi_as_programs_do(abi, level, want):
     code = ("from collplan.measure import backend_as_programs_run as b; MPI, _ = b(); "

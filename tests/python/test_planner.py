@@ -172,3 +172,62 @@ def test_a_measured_schedule_must_beat_native_by_more_than_the_noise():
     p = _measured([[0.78, 0.7], [1.0, 1.0]], [[noisy, noisy], [noisy, noisy]])
     assert p.native_margin(0) == pytest.approx(NOISE_FLOOR + 0.2)
     assert p.best(0) == 1 and p.best(1) == 0
+
+
+# ----------------------------------------------------------------------- the rooted and vector collectives
+NEW = ("bcast", "reduce", "reduce_scatter_block", "reduce_scatter", "allgatherv", "gather", "scatter")
+
+
+@pytest.mark.parametrize("collective", NEW)
+def test_new_collectives_are_planned_by_their_cheapest_estimate(collective):
+    root = 5 if collective in planner.ROOTED else 0
+    p = planner.plan(collective, ranks=8, machine="ib-qdr", sizes="8B..64KiB", root=root, progress=False)
+    assert p.ranges[0].min_bytes == 0 and p.ranges[-1].max_bytes is None
+    assert (p.root, p.op) == (root, "sum" if collective in planner.REDUCTIONS else "")
+    inputs = {"root": root} if root else {"counts": [1] * 8} if collective in planner.PER_RANK_COUNTS else {}
+    # every registered algorithm that applies on full:8 is a candidate (bcast/torus needs a torus)
+    assert {c.algorithm for c in p.candidates} == {a["name"] for a in collplan.algorithms(collective)} - \
+        {d["algorithm"] for d in p.declined}
+    for n in p.sizes:
+        times = {c: collplan.estimate(collplan.schedule(c.algorithm, ranks=8, params=c.param_dict, **inputs), [n],
+                                      machine="ib-qdr")[0].time_s for c in p.candidates}
+        assert times[p.choice(n)] == pytest.approx(min(times.values()), rel=1e-12), n
+
+
+def test_the_root_and_the_operation_decide_the_rooted_reductions():
+    at0 = _labels(planner.plan("reduce", ranks=8, machine="ib-qdr", sizes="8B", op="noncommutative", progress=False))
+    at3 = planner.plan("reduce", ranks=8, machine="ib-qdr", sizes="8B", op="noncommutative", root=3, progress=False)
+    assert "binomial[relative=1]" in at0  # rooted at 0 the relative tree is the plain one: any operation
+    assert "binomial[relative=1]" not in _labels(at3) and "binomial[relative=0]" in _labels(at3)
+    assert {"algorithm": "binomial[relative=1]", "reason": "needs a commutative operation"} in at3.declined
+    nc = planner.plan("reduce_scatter", ranks=8, machine="ib-qdr", sizes="8B", op="noncommutative", progress=False)
+    assert {c.algorithm for c in nc.candidates} == {"reduce_scatter/linear"}
+    with pytest.raises(collplan.CollplanError, match=r"root 8 is not a rank of P=8 \(allowed: 0..7\)"):
+        planner.plan("gather", ranks=8, machine="ib-qdr", root=8, progress=False)
+
+
+def test_wisdom_of_the_new_collectives_is_what_the_runtime_reads(tmp_path):
+    w = str(tmp_path / "w.json")
+    plans = {c: planner.plan(c, ranks=8, machine="ib-qdr", sizes="8B..1MiB", progress=False) for c in NEW}
+    for p in plans.values():
+        (tmp_path / "w.json").write_text(planner.merge_wisdom(w, p))
+    text = (tmp_path / "w.json").read_text()
+    assert {e["collective"] for e in _core.parse_wisdom(text)} == set(NEW)
+    for c, p in plans.items():
+        op = "sum" if c in planner.REDUCTIONS else ""
+        for n in p.sizes + [0, 1 << 30]:
+            e = _core.wisdom_lookup(text, c, 8, n, op, "")
+            assert (e["algorithm"], e["params"]) == (p.choice(n).algorithm, p.choice(n).param_dict), (c, n)
+        if op:
+            assert _core.wisdom_lookup(text, c, 8, 64, "max", "") is None  # planned for sum only
+
+
+def test_cli_plan_bcast_prints_a_threshold_table(capsys):
+    assert main(["plan", "--collective", "bcast", "--ranks", "64", "--machine", "ib-qdr", "--sizes", "8B..1MiB",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# collplan plan: bcast, P=64 on full:64") and "root 0" in out
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["0B"]]  # the first range, winner and runner-up
+    assert rows and rows[0][2] == "binomial" and " winner " in out
+    assert main(["plan", "--collective", "scatter", "--ranks", "6", "--machine", "ib-qdr", "--root", "6"]) == 2
+    assert "root 6 is not a rank of P=6" in capsys.readouterr().err

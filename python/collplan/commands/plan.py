@@ -2,6 +2,7 @@
 
     collplan plan --collective allreduce --ranks 64 --machine ib-qdr --sizes 8B..1MiB
     collplan plan --collective allgather --topology torus:8x8 --machine paragon --evaluator simulate
+    collplan plan --collective bcast --ranks 64 --machine ib-qdr --sizes 8B..1MiB --root 5
     mpirun -n 4 collplan plan --collective alltoall --machine my.toml --evaluator measure --wisdom w.json
 """
 from __future__ import annotations
@@ -27,7 +28,10 @@ def register(sub) -> None:
     g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
     p.add_argument("--machine", required=True, help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
     p.add_argument("--sizes", default="8B..1MiB", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
-    p.add_argument("--op", default="sum", choices=OPS, help="allreduce operation (default sum)")
+    p.add_argument("--op", default="sum", choices=OPS,
+                   help="the reductions' operation: allreduce, reduce, reduce_scatter(_block) (default sum)")
+    p.add_argument("--root", type=int_arg("--root", 0, 2**31 - 1), default=0,
+                   help="root rank of bcast, reduce, gather, scatter (default 0)")
     p.add_argument("--evaluator", choices=EVALUATORS, default="estimate",
                    help="estimate (analytic, default), simulate (--fidelity), measure (under mpirun)")
     p.add_argument("--fidelity", choices=FIDELITIES, default="loggp", help="simulator for --evaluator simulate")
@@ -62,7 +66,8 @@ def cmd_plan(args) -> int:
         from ..measure import plan_measured
         if args.topology:
             raise CollplanError("--evaluator measure times the ranks mpirun started: give no --topology")
-        result = plan_measured(args.collective, args.machine, args.sizes, args.op, args.ranks, prune=args.prune,
+        result = plan_measured(args.collective, args.machine, args.sizes, args.op, args.ranks, root=args.root,
+                               prune=args.prune,
                                keep=args.keep, reps=args.reps, target_s=target_s,
                                native=not args.no_native, progress=not args.no_progress)
         from ..mpi import backend
@@ -70,7 +75,7 @@ def cmd_plan(args) -> int:
             return 0
     else:
         result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
-                      args.fidelity, progress=not args.no_progress, max_memory=args.max_memory)
+                      args.fidelity, progress=not args.no_progress, max_memory=args.max_memory, root=args.root)
     if args.wisdom:
         atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
     if args.plot:
