@@ -141,6 +141,30 @@ def _():
     return "" if delta(before) == (4, 2) else f"hits, misses {delta(before)}, expected (4, 2)"
 
 
+@case("rooted and vector calls: root and counts in the key, None off the root and scatter's in-place root")
+def _():
+    before = stats()
+    for i in range(2):
+        for root in range(P):
+            buf = np.full(3, root + i, np.int32) if me == root else np.zeros(3, np.int32)
+            cmpi.bcast(comm, buf, root)
+            send = np.arange(2 * P, dtype=np.float64) + i if me == root else None
+            out = None if me == root else np.zeros(2)  # the root's block stays in send
+            cmpi.scatter(comm, send, out, root)
+            y = np.zeros(2) if me == root else None
+            cmpi.reduce(comm, np.full(2, me + i + 0.5), y, MPI.MAX, root)
+            if not np.all(buf == root + i) or (me != root and not np.array_equal(out, [2 * me + i, 2 * me + 1 + i])) \
+                    or (me == root and not np.all(y == P - 0.5 + i)):
+                return f"round {i} root {root}: {buf} {out} {y}"
+        for counts in ([1] * P, [j % 2 * 3 for j in range(P)]):
+            out = np.zeros(sum(counts), np.int8)
+            cmpi.allgatherv(comm, np.full(counts[me], me + i, np.int8), out, counts)
+            if not np.array_equal(out, np.repeat(np.arange(P, dtype=np.int8) + i, counts)):
+                return f"allgatherv round {i} {counts}: {out}"
+    calls = 3 * P + 2
+    return "" if delta(before) == (calls, calls) else f"hits, misses {delta(before)}, expected {(calls, calls)}"
+
+
 @case("a list buffer and unhashable counts run uncached, right; datetime64 arrays are bytes to allgather")
 def _():
     before = stats()
