@@ -25,7 +25,12 @@ this collective, communicator size, operation, topology (a ``topology=`` paramet
 PMPI library reads it. No file, no matching entry or an entry "native": the MPI library's own collective (through
 mpi4py's non-blocking call; the request's ``algorithm`` is then "native").
 
-`*_init` returns a request that is not started yet. `sendbuf=None` (or MPI.IN_PLACE) means in place, as in MPI.
+Every collective of schedule/collective.hpp: allgather, alltoall, alltoallv, allreduce, barrier, bcast, reduce,
+reduce_scatter_block, reduce_scatter, allgatherv, gather, scatter -- each as a blocking function, `i<name>` (a
+started request) and `<name>_init` (a request that is not started yet). Counts and displacements are in elements
+of the arrays' dtype; `root=` names the root of bcast, reduce, gather and scatter, and the buffers MPI calls
+significant only at the root may be None elsewhere. `sendbuf=None` (or MPI.IN_PLACE) means in place where MPI
+allows it (scatter: the root's `recvbuf`).
 Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"); keyword
 arguments are the algorithm's parameters (e.g. n=2 for barrier/dissemination, topology="hypercube:3"); `mode`
 chooses how non-contiguous messages travel: "auto", "pack" or "datatype".
