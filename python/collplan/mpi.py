@@ -46,6 +46,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import json
+import operator
 import os
 import sys
 import time
@@ -233,8 +234,8 @@ def _root(comm, root) -> int:
     """The root rank, checked: an integer in 0 .. P-1 (every rank must pass the same)."""
     P = comm.Get_size()
     try:
-        r = int(root)
-    except (TypeError, ValueError):
+        r = operator.index(root)
+    except TypeError:
         raise CollplanError(f"root {root!r} is not an integer (allowed: 0..{P - 1})") from None
     if not 0 <= r < P:
         raise CollplanError(f"root {r} is not a rank of this communicator (allowed: 0..{P - 1})")
@@ -410,16 +411,12 @@ def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom
         if send.nbytes != want:
             raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {want}"
                                 + (" per rank" if collective == "allgather" else ""))
-    if algorithm == "auto":
-        chosen = _auto(comm, collective, block, params, wisdom)
-        if chosen is None:
-            start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
-            return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
-        algorithm, params = chosen
+    chosen = _choose(comm, collective, algorithm, block, params, wisdom)
+    if chosen is None:
+        start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
     init = mod.allgather_init if collective == "allgather" else mod.alltoall_init
-    native = init(_handle(comm), None if send is None else send.ctypes.data, out.ctypes.data, block,
-                  _algorithm(collective, algorithm), _params(params), mode)
-    return Request(native, (send, out))
+    return Request(init(_handle(comm), _addr(send), out.ctypes.data, block, *chosen, mode), (send, out))
 
 
 def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
@@ -482,14 +479,11 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
     sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
     sc, sd = ([v * item for v in x] for x in sends)
     rc, rd = ([v * item for v in x] for x in counts)
-    if algorithm == "auto":
-        chosen = _auto(comm, "alltoallv", 0, params, wisdom)
-        if chosen is None:
-            return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
-                                 (send, out))
-        algorithm, params = chosen
-    native = mod.alltoallv_init(_handle(comm), None if send is None else send.ctypes.data, sc, sd, out.ctypes.data,
-                                rc, rd, _algorithm("alltoallv", algorithm), _params(params), mode)
+    chosen = _choose(comm, "alltoallv", algorithm, 0, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
+                             (send, out))
+    native = mod.alltoallv_init(_handle(comm), _addr(send), sc, sd, out.ctypes.data, rc, rd, *chosen, mode)
     return Request(native, (send, out))
 
 
@@ -513,13 +507,10 @@ def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None
 def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
                  **params) -> Request:
     _, mod = backend()
-    if algorithm == "auto":
-        chosen = _auto(comm, "barrier", 0, params, wisdom)
-        if chosen is None:
-            return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
-        algorithm, params = chosen
-    native = mod.barrier_init(_handle(comm), _algorithm("barrier", algorithm), _params(params), mode)
-    return Request(native, ())
+    chosen = _choose(comm, "barrier", algorithm, 0, params, wisdom)
+    if chosen is None:
+        return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
+    return Request(mod.barrier_init(_handle(comm), *chosen, mode), ())
 
 
 # The rooted and vector collectives. Buffers that MPI calls significant only at the root (gather's and reduce's
