@@ -109,6 +109,39 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
                            PASS_REGULAR_EXPRESSION "collplan: MPI_Allreduce.*pmpi_prog: all checks passed"
                            ENVIRONMENT "${mpi_env}")
     endforeach()
+    # pmpi_more: the seven collectives beside pmpi_prog's (bcast, gather, scatter, allgatherv, reduce,
+    # reduce_scatter_block, reduce_scatter), for every P under one of two sets of choices (odd P: a, even P: b; each
+    # has one algorithm that refuses the program's non-commutative operation, which must then run natively).
+    # COLLPLAN_STATS must show that collplan ran each of the seven.
+    add_executable(pmpi_more_${abi} tests/mpi/pmpi_more.c)
+    set_target_properties(pmpi_more_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11)
+    target_include_directories(pmpi_more_${abi} PRIVATE ${home}/include)
+    target_compile_options(pmpi_more_${abi} PRIVATE -Wall -Wextra)
+    target_link_libraries(pmpi_more_${abi} PRIVATE ${mpi_link})
+    set(pmpi_more_a COLLPLAN_BCAST=binomial COLLPLAN_GATHER=binomial COLLPLAN_SCATTER=binomial COLLPLAN_ALLGATHERV=ring
+        COLLPLAN_REDUCE=binomial COLLPLAN_REDUCE_SCATTER_BLOCK=pairwise COLLPLAN_REDUCE_SCATTER=ring)
+    set(pmpi_more_b COLLPLAN_BCAST=scatter_ring_allgather COLLPLAN_GATHER=linear COLLPLAN_SCATTER=linear
+        COLLPLAN_ALLGATHERV=bruck COLLPLAN_REDUCE=rabenseifner COLLPLAN_REDUCE_SCATTER_BLOCK=recursive_halving
+        COLLPLAN_REDUCE_SCATTER=recursive_halving)
+    set(pmpi_more_ran "")
+    foreach(fn Bcast Reduce Reduce_scatter_block Reduce_scatter Allgatherv Gather Scatter)  # the order of the stats
+      string(APPEND pmpi_more_ran ".*collplan-stats: MPI_${fn} collplan=[1-9]")
+    endforeach()
+    foreach(P RANGE 1 ${COLLPLAN_MPI_TEST_MAX_RANKS})
+      math(EXPR odd "${P} % 2")
+      if(odd)
+        set(choices ${pmpi_more_a})
+      else()
+        set(choices ${pmpi_more_b})
+      endif()
+      add_test(NAME pmpi_more_${abi}_P${P}
+               COMMAND ${mpi_launch} ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
+                       LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_STATS=1 ${choices}
+                       $<TARGET_FILE:pmpi_more_${abi}>)
+      set_tests_properties(pmpi_more_${abi}_P${P} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+                           PASS_REGULAR_EXPRESSION "pmpi_more: all checks passed${pmpi_more_ran}"
+                           ENVIRONMENT "${mpi_env}")
+    endforeach()
     include(cmake/conformance.cmake)  # tests/conformance: each program under every algorithm variant
   endif()
 

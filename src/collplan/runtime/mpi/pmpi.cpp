@@ -1,16 +1,19 @@
-// libcollplan_pmpi.so -- drop-in replacement of MPI_Allgather, MPI_Alltoall, MPI_Alltoallv, MPI_Allreduce and
-// MPI_Barrier for unmodified MPI programs (LD_PRELOAD), through the MPI profiling interface -- and their MPI-4
-// large-count versions (MPI_Allreduce_c, ...) where the library declares them (MPICH; mpi4py calls those).
+// libcollplan_pmpi.so -- drop-in replacement, for unmodified MPI programs (LD_PRELOAD), through the MPI profiling
+// interface, of MPI_Allgather, MPI_Alltoall, MPI_Alltoallv, MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Reduce,
+// MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Allgatherv, MPI_Gather and MPI_Scatter -- and their MPI-4
+// large-count versions (MPI_Allreduce_c, MPI_Bcast_c, ...) where the library declares them (MPICH; mpi4py calls those).
 //
 // Which algorithm: COLLPLAN_<COLLECTIVE> (COLLPLAN_ALLGATHER=ring, COLLPLAN_ALLREDUCE=recexch:k=3, ...; "native" =
 // the library's own), else the wisdom file named by COLLPLAN_WISDOM (runtime/wisdom.hpp), else the library's own
 // collective (PMPI_*). docs/runtime.md lists the variables and every remaining reason to run the native collective.
 //
 // Every rank decides the same (docs/runtime.md, "Collective decisions"). A decision depends only on what MPI
-// guarantees to be equal on every rank of the call -- the communicator (size, topology), the collective, the type
-// signature's byte count, the reduction's count, datatype and operation, MPI_IN_PLACE -- and on the configuration,
-// which MPI_Init checks to be the same on every rank (else every collective is native). Datatype layouts may differ
-// between ranks (same signature): they never change the decision; data of non-contiguous datatypes are packed.
+// guarantees to be equal on every rank of the call -- the communicator (size, topology), the collective, the root,
+// the type signature's byte count (allgatherv: every rank's), the reductions' counts, datatype and operation -- and
+// on the configuration, which MPI_Init checks to be the same on every rank (else every collective is native).
+// MPI_IN_PLACE of a rooted collective is known at the root alone: it only says which of the root's counts gives the
+// bytes. Datatype layouts may differ between ranks (same signature): they never change the decision; data of
+// non-contiguous datatypes are packed.
 //
 // Speed: a call with no COLLPLAN_<COLLECTIVE> and no wisdom for its collective goes straight to PMPI_ (one
 // branch). Otherwise the decision and the request that runs the schedule are cached per communicator and call shape
@@ -37,12 +40,22 @@ namespace collplan::mpi {
 namespace {
 
 // ------------------------------------------------------------------------------------------- configuration
-enum Fn : uint8_t { kAllgather, kAlltoall, kAlltoallv, kAllreduce, kBarrier, kNumFn };
-constexpr const char* kFnName[kNumFn] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allreduce", "MPI_Barrier"};
+enum Fn : uint8_t {
+    kAllgather, kAlltoall, kAlltoallv, kAllreduce, kBarrier,
+    kBcast, kReduce, kReduceScatterBlock, kReduceScatter, kAllgatherv, kGather, kScatter, kNumFn
+};
+constexpr const char* kFnName[kNumFn] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allreduce", "MPI_Barrier",
+                                         "MPI_Bcast", "MPI_Reduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
+                                         "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter"};
 constexpr const char* kEnvName[kNumFn] = {"COLLPLAN_ALLGATHER", "COLLPLAN_ALLTOALL", "COLLPLAN_ALLTOALLV",
-                                          "COLLPLAN_ALLREDUCE", "COLLPLAN_BARRIER"};
+                                          "COLLPLAN_ALLREDUCE", "COLLPLAN_BARRIER", "COLLPLAN_BCAST", "COLLPLAN_REDUCE",
+                                          "COLLPLAN_REDUCE_SCATTER_BLOCK", "COLLPLAN_REDUCE_SCATTER",
+                                          "COLLPLAN_ALLGATHERV", "COLLPLAN_GATHER", "COLLPLAN_SCATTER"};
 constexpr Collective kCollective[kNumFn] = {Collective::allgather, Collective::alltoall, Collective::alltoallv,
-                                            Collective::allreduce, Collective::barrier};
+                                            Collective::allreduce, Collective::barrier, Collective::bcast,
+                                            Collective::reduce, Collective::reduce_scatter_block,
+                                            Collective::reduce_scatter, Collective::allgatherv, Collective::gather,
+                                            Collective::scatter};
 
 bool env_flag(const char* name) {
     const char* v = std::getenv(name);
@@ -185,8 +198,10 @@ struct Stats {
 };
 Stats& g_stats = *new Stats;
 
-// One call shape of one communicator: what runs and the buffers it reuses. a, b: allgather/alltoall -- block
-// bytes; alltoallv -- MPI_IN_PLACE; allreduce -- count and extent (with type and op).
+// One call shape of one communicator: what runs and the buffers it reuses. a, b: allgather, alltoall, bcast, gather,
+// scatter -- the count of the datatype that gives the bytes (type) and the root; alltoallv -- MPI_IN_PLACE;
+// allreduce, reduce, reduce_scatter_block -- count and root (with type and op); allgatherv, reduce_scatter -- 0
+// (the key is Entry::counts).
 struct Shape {
     Fn fn;
     uint64_t a = 0, b = 0;
@@ -201,29 +216,60 @@ struct Entry {
     Shape shape;
     bool use = false;
     bool fixed = false;             // the shape's datatype is predefined: `ti` never changes
-    TypeInfo ti;                    // allgather/alltoall: the receive type; allreduce: the type
-    uint64_t bytes = 0;             // allgather/alltoall: block bytes; allreduce: vector bytes
+    TypeInfo ti;                    // the shape's datatype
+    uint64_t bytes = 0;             // the decision's bytes (docs/runtime.md); 0: nothing moves on any rank
     Choice choice;                  // alltoallv: a request is made per call (the count matrix changes)
     std::unique_ptr<Request> req;   // the others: made once, rebound every call
     uint64_t* reason_count = nullptr;
     std::vector<char> packed_in, packed_out;
     std::vector<uint64_t> v[4];     // alltoallv: send bytes, send displs, recv bytes, recv displs
+    std::vector<uint64_t> counts;   // allgatherv: bytes per rank; reduce_scatter: elements per rank (the key)
+    std::vector<uint64_t> displs;   // allgatherv: the request's byte displacements (the blocks one after the other)
 };
 
+// The cached shapes of one communicator, at most kMaxShapes, oldest first.
+constexpr size_t kMaxShapes = 32;
+struct ShapeList {
+    std::vector<std::unique_ptr<Entry>> items;
+    size_t last = 0;
+    template <class Match>
+    Entry* find_if(Match match) {
+        if (last < items.size() && match(*items[last])) return items[last].get();
+        for (size_t i = 0; i < items.size(); ++i)
+            if (match(*items[i])) return last = i, items[i].get();
+        return nullptr;
+    }
+    Entry* find(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
+        return find_if([&](const Entry& e) { return e.shape.same(f, x, y, t, o); });
+    }
+    Entry* find(Fn f, const std::vector<uint64_t>& counts, MPI_Datatype t, MPI_Op o) {
+        return find_if([&](const Entry& e) { return e.shape.same(f, 0, 0, t, o) && e.counts == counts; });
+    }
+    Entry* add(std::unique_ptr<Entry> en) {
+        if (items.size() >= kMaxShapes) items.erase(items.begin());
+        items.push_back(std::move(en));
+        last = items.size() - 1;
+        return items.back().get();
+    }
+    // Drops the entry `find` returned last (its datatype handle now names another type); returns null.
+    Entry* forget_last() {
+        items.erase(items.begin() + static_cast<std::ptrdiff_t>(last));
+        last = 0;
+        return nullptr;
+    }
+};
+
+// `counted` holds allgatherv's and reduce_scatter's shapes, keyed only by what is equal on every rank (the counts,
+// and reduce_scatter's datatype and operation), apart from `shapes` (whose keys hold datatypes that may differ
+// between ranks): so every rank misses alike and makes the request -- whose schedule, keyed by the counts, may have
+// to be agreed on over the communicator (collectives.cpp, schedule_for) -- in the same call.
 struct CommEntry {
     MPI_Comm comm = MPI_COMM_NULL;
     int P = 1, rank = 0;
     bool intra = false;
-    std::vector<std::unique_ptr<Entry>> shapes;  // at most kMaxShapes, oldest first
-    size_t last = 0;
-    Entry* find(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
-        if (last < shapes.size() && shapes[last]->shape.same(f, x, y, t, o)) return shapes[last].get();
-        for (size_t i = 0; i < shapes.size(); ++i)
-            if (shapes[i]->shape.same(f, x, y, t, o)) return last = i, shapes[i].get();
-        return nullptr;
-    }
+    ShapeList shapes, counted;
+    std::vector<uint64_t> key;  // allgatherv, reduce_scatter: this call's counts
 };
-constexpr size_t kMaxShapes = 32;
 
 HandleTable<CommEntry>& g_comms = *new HandleTable<CommEntry>;
 int g_keyval = MPI_KEYVAL_INVALID;
@@ -258,6 +304,9 @@ CommEntry* new_comm_entry(MPI_Comm comm) {
     if (e->intra) {
         PMPI_Comm_size(comm, &e->P);
         PMPI_Comm_rank(comm, &e->rank);
+    }
+    // Inter-communicators too: a later communicator may get a freed one's handle, and must not find its entry.
+    if (comm != MPI_COMM_NULL) {
         if (g_keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_comm, &g_keyval, nullptr);
         PMPI_Comm_set_attr(comm, g_keyval, nullptr);
     }
@@ -281,7 +330,7 @@ bool choose(Fn f, int P, uint64_t bytes, MPI_Op op, Choice& ch, std::string& why
     if (!g_agreed) return why = "the COLLPLAN_* settings differ between ranks (or MPI_Init was not intercepted)", false;
     if (!cfg.env[f].empty()) {
         spec = cfg.env[f];
-    } else if (const WisdomEntry* e = cfg.wisdom.lookup(kCollective[f], P, bytes, f == kAllreduce ? op_name(op) : "")) {
+    } else if (const WisdomEntry* e = cfg.wisdom.lookup(kCollective[f], P, bytes, describe(kCollective[f]).reduction ? op_name(op) : "")) {
         spec = e->algorithm;
         params = e->params;
     } else {
@@ -318,15 +367,16 @@ std::string algorithm_text(const Request& r) {
     return s.algorithm + (s.params.empty() ? "" : ":" + s.params) + " on " + s.topology;
 }
 
-// The cached entry of a call shape, deciding on the first call: `make` builds the collplan request for a Choice
-// (or, for alltoallv, checks the choice and returns null). Every input of the decision is equal on every rank.
+// A new entry of a call shape, decided: `make` builds the collplan request for a Choice (or, for alltoallv, checks
+// the choice and returns null). Every input of the decision is equal on every rank.
 template <class Make>
-Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
-    if (Entry* e = ce.find(f, x, y, t, o)) return e;
+std::unique_ptr<Entry> new_entry(CommEntry& ce, const Shape& shape, uint64_t bytes, Make make) {
+    const Fn f = shape.fn;
     auto en = std::make_unique<Entry>();
-    en->shape = Shape{f, x, y, t, o};
+    en->shape = shape;
+    en->bytes = bytes;
     std::string why;
-    if (choose(f, ce.P, bytes, o, en->choice, why)) {
+    if (choose(f, ce.P, bytes, shape.op, en->choice, why)) {
         try {
             en->req = make(en->choice);
             en->use = true;
@@ -336,17 +386,23 @@ Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_O
         }
     }
     if (!en->use) decline(ce, *en, bytes, why);
-    if (ce.shapes.size() >= kMaxShapes) ce.shapes.erase(ce.shapes.begin());
-    ce.shapes.push_back(std::move(en));
-    ce.last = ce.shapes.size() - 1;
-    return ce.shapes.back().get();
+    return en;
 }
 
-// Drops the entry `find` returned last (its datatype handle now names another type); returns null.
-Entry* forget_shape(CommEntry& ce) {
-    ce.shapes.erase(ce.shapes.begin() + static_cast<std::ptrdiff_t>(ce.last));
-    ce.last = 0;
-    return nullptr;
+// The cached entry of a call shape, deciding on the first call.
+template <class Make>
+Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
+    if (Entry* e = ce.shapes.find(f, x, y, t, o)) return e;
+    return ce.shapes.add(new_entry(ce, Shape{f, x, y, t, o}, bytes, make));
+}
+
+// The same for allgatherv and reduce_scatter, keyed by their counts (CommEntry::key) in CommEntry::counted.
+template <class Make>
+Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
+    if (Entry* e = ce.counted.find(f, ce.key, t, o)) return e;
+    auto en = new_entry(ce, Shape{f, 0, 0, t, o}, bytes, make);
+    en->counts = ce.key;
+    return ce.counted.add(std::move(en));
 }
 
 // Send and receive buffers that alias without MPI_IN_PLACE: forbidden by MPI; the library's own collective
@@ -365,29 +421,41 @@ void count_native(Fn f, const Entry* en) {
     }
 }
 
-// The MPI library's own collectives, for int counts and (MPI-4) MPI_Count ones.
-int native_block(Fn f, const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
-    return f == kAllgather ? PMPI_Allgather(s, sc, st, r, rc, rt, c) : PMPI_Alltoall(s, sc, st, r, rc, rt, c);
-}
-int native_alltoallv(const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc, const int* rd,
-                     MPI_Datatype rt, MPI_Comm c) {
-    return PMPI_Alltoallv(s, sc, sd, st, r, rc, rd, rt, c);
-}
-int native_allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-    return PMPI_Allreduce(s, r, n, t, op, c);
-}
+// The MPI library's own collectives, for int counts and (MPI-4) MPI_Count ones (Count, Displ, suffix _c).
+#define COLLPLAN_NATIVES(Count, Displ, C)                                                                                \
+    int native_block(Fn f, int root, const void* s, Count sc, MPI_Datatype st, void* r, Count rc, MPI_Datatype rt,     \
+                     MPI_Comm c) {                                                                                      \
+        switch (f) {                                                                                                    \
+            case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                         \
+            case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                           \
+            case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                      \
+            case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                         \
+            default: return PMPI_Scatter##C(s, sc, st, r, rc, rt, root, c);                                            \
+        }                                                                                                               \
+    }                                                                                                                   \
+    int native_reduction(Fn f, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {      \
+        switch (f) {                                                                                                    \
+            case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                               \
+            case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                               \
+            default: return PMPI_Reduce_scatter_block##C(s, r, n, t, op, c);                                           \
+        }                                                                                                               \
+    }                                                                                                                   \
+    int native_reduce_scatter(const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {          \
+        return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                               \
+    }                                                                                                                   \
+    int native_allgatherv(const void* s, Count sc, MPI_Datatype st, void* r, const Count* rc, const Displ* rd,         \
+                          MPI_Datatype rt, MPI_Comm c) {                                                                \
+        return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                         \
+    }                                                                                                                   \
+    int native_alltoallv(const void* s, const Count* sc, const Displ* sd, MPI_Datatype st, void* r, const Count* rc,   \
+                         const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                                \
+        return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                      \
+    }
+COLLPLAN_NATIVES(int, int, )
 #if MPI_VERSION >= 4
-int native_block(Fn f, const void* s, MPI_Count sc, MPI_Datatype st, void* r, MPI_Count rc, MPI_Datatype rt, MPI_Comm c) {
-    return f == kAllgather ? PMPI_Allgather_c(s, sc, st, r, rc, rt, c) : PMPI_Alltoall_c(s, sc, st, r, rc, rt, c);
-}
-int native_alltoallv(const void* s, const MPI_Count* sc, const MPI_Aint* sd, MPI_Datatype st, void* r, const MPI_Count* rc,
-                     const MPI_Aint* rd, MPI_Datatype rt, MPI_Comm c) {
-    return PMPI_Alltoallv_c(s, sc, sd, st, r, rc, rd, rt, c);
-}
-int native_allreduce(const void* s, void* r, MPI_Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-    return PMPI_Allreduce_c(s, r, n, t, op, c);
-}
+COLLPLAN_NATIVES(MPI_Count, MPI_Aint, _c)
 #endif
+#undef COLLPLAN_NATIVES
 
 int count_collplan(Fn f) {
     if (g_stats_on) ++g_stats.collplan[f];
@@ -414,60 +482,128 @@ int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
 }
 
 // -------------------------------------------------------------------------------------------- collectives
-// Allgather and alltoall: blocks of `bytes` (the type signature's size, equal on every rank). Non-contiguous
-// datatypes go through packed copies; in place with a non-contiguous receive type becomes a packed run.
+// The collectives of bytes -- allgather, alltoall, bcast, gather, scatter -- as one rank's call sees them: the input,
+// in_n elements of the send type at sbuf (in place: of the receive type at rbuf + in_at elements), and the output,
+// out_n elements of the receive type at rbuf. The decision's bytes are key_n elements of key_t: of the receive type
+// where every rank has one (allgather, alltoall, bcast, scatter), else of the send type, and where MPI_IN_PLACE
+// stands for one side at the root, of the other (docs/runtime.md, "Collective decisions"). Types and counts MPI
+// calls significant only at the root are read at the root only.
+struct BytesCall {
+    bool has_in = true, has_out = true;
+    bool in_place = false;  // the input is in rbuf
+    bool prefill = false;   // bcast's root: the output holds the input
+    bool alias = false;     // send and receive buffers alias without MPI_IN_PLACE (both significant)
+    uint64_t in_n = 0, in_at = 0, out_n = 0, key_n = 0;
+    MPI_Datatype key_t = MPI_DATATYPE_NULL;
+};
+
 template <class Count>
-[[gnu::noinline]] int allgather_like(Fn f, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount, MPI_Datatype rt,
-                   MPI_Comm comm) {
-    if (!g_active[f]) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
-    Entry* en = ce->find(f, static_cast<uint64_t>(rcount), 0, rt, MPI_OP_NULL);
-    if (!en || !en->fixed) {  // first call of this shape, or a derived datatype (asked every call)
-        const TypeInfo ri = info_of(rt);
-        if (en && en->ti.size != ri.size) en = forget_shape(*ce);  // a freed handle reused
-        if (!en) {
-            const uint64_t bytes = static_cast<uint64_t>(rcount) * static_cast<uint64_t>(ri.size);
-            en = decide(*ce, f, static_cast<uint64_t>(rcount), 0, rt, MPI_OP_NULL, bytes, [&](const Choice& ch) {
-                return f == kAllgather ? allgather_init(nullptr, nullptr, bytes, comm, ch) : alltoall_init(nullptr, nullptr, bytes, comm, ch);
-            });
-            en->bytes = bytes;
-        }
-        en->ti = ri, en->fixed = ri.predefined;
+BytesCall bytes_call(Fn f, int P, int me, int root, const void* sbuf, Count scount, MPI_Datatype st, const void* rbuf,
+                     Count rcount, MPI_Datatype rt) {
+    const uint64_t sc = static_cast<uint64_t>(scount), rc = static_cast<uint64_t>(rcount), n = static_cast<uint64_t>(P);
+    const bool at_root = me == root;
+    BytesCall c;
+    c.key_n = rc, c.key_t = rt, c.out_n = rc;
+    switch (f) {
+        case kAllgather:
+        case kAlltoall:
+            c.in_place = sbuf == MPI_IN_PLACE;
+            c.in_n = (f == kAllgather ? 1 : n) * (c.in_place ? rc : sc);
+            c.in_at = f == kAllgather ? static_cast<uint64_t>(me) * rc : 0;
+            c.out_n = n * rc;
+            c.alias = !c.in_place && sbuf == rbuf;
+            break;
+        case kBcast:
+            c.has_in = false, c.prefill = at_root;
+            break;
+        case kGather:
+            c.in_place = at_root && sbuf == MPI_IN_PLACE;
+            c.in_n = c.in_place ? rc : sc, c.in_at = static_cast<uint64_t>(root) * rc;
+            c.has_out = at_root, c.out_n = n * rc;
+            if (!c.in_place) c.key_n = sc, c.key_t = st;
+            c.alias = at_root && !c.in_place && sbuf == rbuf;
+            break;
+        default:  // scatter
+            c.has_in = at_root, c.in_n = n * sc;
+            c.has_out = !(at_root && rbuf == MPI_IN_PLACE);
+            if (!c.has_out) c.key_n = sc, c.key_t = st;
+            c.alias = at_root && c.has_out && sbuf == rbuf;
     }
-    const bool in_place = sbuf == MPI_IN_PLACE;
-    const uint64_t bytes = en->bytes;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_alias(f), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
-    if (!en->use) return count_native(f, en), native_block(f, sbuf, scount, st, rbuf, rcount, rt, comm);
-    if (bytes == 0) return count_collplan(f);  // nothing to move on any rank
-    if (direct(en->ti) && (in_place || st == rt || direct(info_of(st)))) return run(comm, f, *en->req, sbuf, rbuf);
-    const TypeInfo& ri = en->ti;
-    const uint64_t P = static_cast<uint64_t>(ce->P), me = static_cast<uint64_t>(ce->rank);
-    const uint64_t in_blocks = f == kAllgather ? 1 : P;
+    return c;
+}
+
+std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm comm, const Choice& ch) {
+    switch (f) {
+        case kAllgather: return allgather_init(nullptr, nullptr, bytes, comm, ch);
+        case kAlltoall: return alltoall_init(nullptr, nullptr, bytes, comm, ch);
+        case kBcast: return bcast_init(nullptr, bytes, root, comm, ch);
+        case kGather: return gather_init(nullptr, nullptr, bytes, root, comm, ch);
+        default: return scatter_init(nullptr, nullptr, bytes, root, comm, ch);
+    }
+}
+
+// The entry of a call of bytes, keyed by (key_n, key_t, root): the same bytes and root on every rank, so the same
+// decision, whatever datatypes describe them.
+Entry* bytes_entry(CommEntry& ce, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
+    const uint64_t r = static_cast<uint64_t>(root);
+    Entry* en = ce.shapes.find(f, c.key_n, r, c.key_t, MPI_OP_NULL);
+    if (en && en->fixed) return en;
+    const TypeInfo ti = info_of(c.key_t);  // first call of this shape, or a derived datatype (asked every call)
+    if (en && en->ti.size != ti.size) en = ce.shapes.forget_last();  // a freed handle reused
+    if (!en) {
+        const uint64_t bytes = c.key_n * static_cast<uint64_t>(ti.size);
+        en = decide(ce, f, c.key_n, r, c.key_t, MPI_OP_NULL, bytes,
+                    [&](const Choice& ch) { return bytes_init(f, bytes, root, comm, ch); });
+    }
+    en->ti = ti, en->fixed = ti.predefined;
+    return en;
+}
+
+// A call of bytes with a non-contiguous datatype: the input packed (in place: out of the receive buffer), the
+// output received packed and unpacked, so only the datatype's data are written (bcast's root: packed, not written).
+int run_packed(Fn f, Entry& en, const BytesCall& c, const void* sbuf, MPI_Datatype st, void* rbuf, MPI_Datatype rt,
+               MPI_Comm comm) {
+    const TypeInfo ri = c.has_out ? info_of(rt) : TypeInfo{};
+    const bool pack_out = c.has_out && !direct(ri);  // else the input's type is not direct
     const void* send = sbuf;
     void* recv = rbuf;
-    if (!direct(ri)) {
-        en->packed_out.resize(P * bytes);
-        recv = en->packed_out.data();
-        if (in_place) {  // the input is in rbuf (allgather: this rank's block)
-            en->packed_in.resize(in_blocks * bytes);
-            const uint64_t skip = f == kAllgather ? me * static_cast<uint64_t>(rcount) * static_cast<uint64_t>(ri.extent) : 0;
-            pack(static_cast<const char*>(rbuf) + skip, static_cast<int64_t>(in_blocks * static_cast<uint64_t>(rcount)), rt,
-                 en->packed_in.data(), static_cast<int64_t>(en->packed_in.size()));
-            send = en->packed_in.data();
-        }
+    if (pack_out) {
+        en.packed_out.resize(c.out_n * static_cast<uint64_t>(ri.size));
+        recv = en.packed_out.data();
+        if (c.prefill) pack(rbuf, static_cast<int64_t>(c.out_n), rt, recv, static_cast<int64_t>(en.packed_out.size()));
     }
-    if (!in_place && !direct(info_of(st))) {
-        en->packed_in.resize(in_blocks * bytes);
-        pack(sbuf, static_cast<int64_t>(in_blocks * static_cast<uint64_t>(scount)), st, en->packed_in.data(),
-             static_cast<int64_t>(en->packed_in.size()));
-        send = en->packed_in.data();
+    if (c.in_place || (c.has_in && !direct(info_of(st)))) {  // in place: pack_out (else the run is direct)
+        const TypeInfo ii = c.in_place ? ri : info_of(st);
+        const char* from = c.in_place ? static_cast<const char*>(rbuf) + c.in_at * static_cast<uint64_t>(ri.extent)
+                                      : static_cast<const char*>(sbuf);
+        en.packed_in.resize(c.in_n * static_cast<uint64_t>(ii.size));
+        pack(from, static_cast<int64_t>(c.in_n), c.in_place ? rt : st, en.packed_in.data(), static_cast<int64_t>(en.packed_in.size()));
+        send = en.packed_in.data();
     }
-    const int rc = run(comm, f, *en->req, send, recv);
-    if (rc == MPI_SUCCESS && recv != rbuf)
-        unpack(recv, static_cast<int64_t>(P * bytes), rbuf, static_cast<int64_t>(P * static_cast<uint64_t>(rcount)), rt);
+    const int rc = run(comm, f, *en.req, send, recv);
+    if (rc == MPI_SUCCESS && pack_out && !c.prefill)
+        unpack(recv, static_cast<int64_t>(en.packed_out.size()), rbuf, static_cast<int64_t>(c.out_n), rt);
     return rc;
+}
+
+// Allgather, alltoall, bcast, gather, scatter: messages of `bytes` (the type signature's size, equal on every rank).
+// Contiguous datatypes run in the user's buffers; others through packed copies (run_packed).
+template <class Count>
+[[gnu::noinline]] int bytes_like(Fn f, int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
+                                 MPI_Datatype rt, MPI_Comm comm) {
+    if (!g_active[f]) return count_native(f, nullptr), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    MaybeLock lock(g_locking);
+    CommEntry* ce = comm_entry(comm);
+    if (!ce->intra) return count_native(f, nullptr), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
+    Entry* en = bytes_entry(*ce, f, root, c, comm);
+    if (c.alias && en->bytes > 0) return count_alias(f), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    if (!en->use) return count_native(f, en), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    if (en->bytes == 0) return count_collplan(f);  // nothing to move on any rank
+    const bool out_direct = !c.has_out || (c.key_t == rt ? direct(en->ti) : direct(info_of(rt)));
+    if (out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st))))
+        return run(comm, f, *en->req, sbuf, rbuf);
+    return run_packed(f, *en, c, sbuf, st, rbuf, rt, comm);
 }
 
 // One side of an alltoallv in bytes: counts[i] elements of `t` at displs[i] in `buf`. Direct datatypes stay
@@ -537,47 +673,177 @@ template <class Count, class Displ>
     return count_collplan(f);
 }
 
-// Allreduce: count elements of a datatype that is the same on every rank. Contiguous types run in place in the
-// user's buffers; others (data inside each element's extent) run on copies laid out extent by extent and
-// only their data are copied back, so the holes of the receive buffer stay untouched.
+// The reductions as one rank's call sees them: the input, in_n elements at sbuf (in place: at rbuf), and the
+// output, out_n elements at rbuf (reduce: at the root only).
+struct ReductionCall {
+    bool has_out = true, in_place = false, alias = false;
+    uint64_t in_n = 0, out_n = 0;
+};
+
+ReductionCall reduction_call(Fn f, int P, int me, int root, const void* sbuf, const void* rbuf, uint64_t n) {
+    ReductionCall c;
+    c.in_place = sbuf == MPI_IN_PLACE && (f != kReduce || me == root);
+    c.has_out = f != kReduce || me == root;
+    c.alias = c.has_out && !c.in_place && sbuf == rbuf;
+    c.in_n = f == kReduceScatterBlock ? static_cast<uint64_t>(P) * n : n;
+    c.out_n = n;
+    return c;
+}
+
+std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm, const Choice& ch) {
+    switch (f) {
+        case kAllreduce: return allreduce_init(nullptr, nullptr, n, t, op, comm, ch);
+        case kReduce: return reduce_init(nullptr, nullptr, n, t, op, root, comm, ch);
+        default: return reduce_scatter_block_init(nullptr, nullptr, n, t, op, comm, ch);
+    }
+}
+
+// The entry of a reduction of n elements (allreduce, reduce, reduce_scatter_block), keyed by count, root, datatype
+// and operation: MPI requires them equal on every rank.
+Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    const uint64_t r = static_cast<uint64_t>(root);
+    Entry* en = ce.shapes.find(f, n, r, t, op);
+    if (en && en->fixed) return en;
+    const TypeInfo ti = info_of(t);  // first call of this shape, or a derived datatype (asked every call)
+    if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.shapes.forget_last();  // a freed handle reused
+    if (!en)
+        en = decide(ce, f, n, r, t, op, n * static_cast<uint64_t>(ti.size),
+                    [&](const Choice& ch) { return reduction_init(f, n, root, t, op, comm, ch); });
+    en->ti = ti, en->fixed = ti.predefined;
+    return en;
+}
+
+// Runs a reduction. Contiguous types run in place in the user's buffers; others (data inside each element's
+// extent) run on copies laid out extent by extent and only their data are copied back, so the holes of the
+// receive buffer stay untouched.
+int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf, MPI_Datatype t, MPI_Comm comm) {
+    const TypeInfo& ti = en.ti;
+    if (ti.contiguous) return run(comm, f, *en.req, sbuf, rbuf);
+    const uint64_t extent = static_cast<uint64_t>(ti.extent);
+    // element i's extent starts at i * extent in the copies; the data lie at true_lb - lb into it
+    const uint64_t span = (c.in_n - 1) * extent + static_cast<uint64_t>(ti.true_extent);
+    en.packed_in.assign(c.in_n * extent, 0);
+    std::memcpy(en.packed_in.data() + (ti.true_lb - ti.lb), static_cast<const char*>(c.in_place ? rbuf : sbuf) + ti.true_lb, span);
+    en.packed_out.resize(c.out_n * extent);
+    const int rc = run(comm, f, *en.req, en.packed_in.data(), c.has_out ? en.packed_out.data() : rbuf);
+    if (rc != MPI_SUCCESS || !c.has_out || c.out_n == 0) return rc;
+    const uint64_t bytes = c.out_n * static_cast<uint64_t>(ti.size);
+    en.packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
+    pack(en.packed_out.data() - ti.lb, static_cast<int64_t>(c.out_n), t, en.packed_in.data(), static_cast<int64_t>(bytes));
+    unpack(en.packed_in.data(), static_cast<int64_t>(bytes), rbuf, static_cast<int64_t>(c.out_n), t);
+    return rc;
+}
+
+// Allreduce, reduce, reduce_scatter_block: count elements of a datatype that is the same on every rank.
 template <class Count>
-[[gnu::noinline]] int allreduce_like(const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    const Fn f = kAllreduce;
-    if (!g_active[f]) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);
+[[gnu::noinline]] int reduction_like(Fn f, int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
+                                     MPI_Comm comm) {
+    if (!g_active[f]) return count_native(f, nullptr), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_allreduce(sbuf, rbuf, count, t, op, comm);
+    if (!ce->intra) return count_native(f, nullptr), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
     const uint64_t n = static_cast<uint64_t>(count);
-    Entry* en = ce->find(f, n, 0, t, op);
-    if (!en || !en->fixed) {  // first call of this shape, or a derived datatype (asked every call)
+    Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
+    const ReductionCall c = reduction_call(f, ce->P, ce->rank, root, sbuf, rbuf, n);
+    if (c.alias && en->bytes > 0) return count_alias(f), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
+    if (!en->use) return count_native(f, en), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
+    if (en->bytes == 0) return count_collplan(f);
+    return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
+}
+
+// Reduce_scatter: recvcounts (equal on every rank, MPI's rule), the datatype and the operation key the decision
+// (CommEntry::counted).
+template <class Count>
+[[gnu::noinline]] int reduce_scatter_like(const void* sbuf, void* rbuf, const Count* counts, MPI_Datatype t, MPI_Op op,
+                                          MPI_Comm comm) {
+    const Fn f = kReduceScatter;
+    if (!g_active[f]) return count_native(f, nullptr), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    MaybeLock lock(g_locking);
+    CommEntry* ce = comm_entry(comm);
+    if (!ce->intra) return count_native(f, nullptr), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    ce->key.assign(counts, counts + ce->P);
+    uint64_t total = 0;
+    for (uint64_t k : ce->key) total += k;
+    Entry* en = ce->counted.find(f, ce->key, t, op);
+    if (!en || !en->fixed) {
         const TypeInfo ti = info_of(t);
-        if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = forget_shape(*ce);  // a freed handle reused
-        if (!en) {
-            const uint64_t bytes = n * static_cast<uint64_t>(ti.size);
-            en = decide(*ce, f, n, 0, t, op, bytes, [&](const Choice& ch) { return allreduce_init(nullptr, nullptr, n, t, op, comm, ch); });
-            en->bytes = bytes;
-        }
+        if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce->counted.forget_last();
+        if (!en)
+            en = decide_counted(*ce, f, t, op, total * static_cast<uint64_t>(ti.size), [&](const Choice& ch) {
+                return reduce_scatter_init(nullptr, nullptr, ce->key.data(), t, op, comm, ch);
+            });
         en->ti = ti, en->fixed = ti.predefined;
     }
+    ReductionCall c;
+    c.in_place = sbuf == MPI_IN_PLACE;
+    c.alias = !c.in_place && sbuf == rbuf;
+    c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
+    if (c.alias && en->bytes > 0) return count_alias(f), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    if (!en->use) return count_native(f, en), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    if (en->bytes == 0) return count_collplan(f);
+    return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
+}
+
+// Allgatherv runs on the layout its request was made for: the blocks one after the other (Entry::displs). A
+// receive buffer laid out so (a contiguous datatype, displacements in that order without gaps) is used as it is;
+// any other is staged: the input packed (in place: out of the receive buffer), the result unpacked block by block
+// (holes untouched).
+template <class Count, class Displ>
+int run_allgatherv(Entry& en, int me, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
+                   const Displ* displs, MPI_Datatype rt, const TypeInfo& ri, MPI_Comm comm) {
+    const Fn f = kAllgatherv;
+    const size_t P = en.counts.size(), m = static_cast<size_t>(me);
     const bool in_place = sbuf == MPI_IN_PLACE;
-    const uint64_t bytes = en->bytes;
-    const TypeInfo& ti = en->ti;
-    if (!in_place && sbuf == rbuf && bytes > 0) return count_alias(f), native_allreduce(sbuf, rbuf, count, t, op, comm);
-    if (!en->use) return count_native(f, en), native_allreduce(sbuf, rbuf, count, t, op, comm);
-    if (bytes == 0) return count_collplan(f);
-    if (ti.contiguous) return run(comm, f, *en->req, sbuf, rbuf);
-    // element i's extent starts at i * extent in the copies; the data lie at true_lb - lb into it
-    const uint64_t span = (n - 1) * static_cast<uint64_t>(ti.extent) + static_cast<uint64_t>(ti.true_extent);
-    const uint64_t skip = static_cast<uint64_t>(ti.true_lb - ti.lb);
-    en->packed_in.assign(n * static_cast<uint64_t>(ti.extent), 0);
-    en->packed_out.resize(en->packed_in.size());
-    std::memcpy(en->packed_in.data() + skip, static_cast<const char*>(in_place ? rbuf : sbuf) + ti.true_lb, span);
-    const int rc = run(comm, f, *en->req, en->packed_in.data(), en->packed_out.data());
-    if (rc != MPI_SUCCESS) return rc;
-    en->packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
-    pack(en->packed_out.data() - ti.lb, static_cast<int64_t>(n), t, en->packed_in.data(), static_cast<int64_t>(bytes));
-    unpack(en->packed_in.data(), static_cast<int64_t>(bytes), rbuf, static_cast<int64_t>(n), t);
+    bool as_is = direct(ri);
+    for (size_t j = 0; as_is && j < P; ++j)
+        as_is = en.counts[j] == 0 || static_cast<int64_t>(displs[j]) * ri.extent == static_cast<int64_t>(en.displs[j]);
+    if (as_is && (in_place || direct(info_of(st)))) return run(comm, f, *en.req, sbuf, rbuf);
+    char* const base = static_cast<char*>(rbuf);
+    const void* send = sbuf;
+    if (in_place || !direct(info_of(st))) {
+        en.packed_in.resize(en.counts[m]);
+        const int64_t bytes = static_cast<int64_t>(en.counts[m]);
+        if (in_place) pack(base + static_cast<int64_t>(displs[m]) * ri.extent, static_cast<int64_t>(rcounts[m]), rt, en.packed_in.data(), bytes);
+        else pack(sbuf, static_cast<int64_t>(scount), st, en.packed_in.data(), bytes);
+        send = en.packed_in.data();
+    }
+    en.packed_out.resize(en.bytes);
+    const int rc = run(comm, f, *en.req, send, en.packed_out.data());
+    for (size_t j = 0; rc == MPI_SUCCESS && j < P; ++j)
+        if (en.counts[j] > 0)
+            unpack(en.packed_out.data() + en.displs[j], static_cast<int64_t>(en.counts[j]), base + static_cast<int64_t>(displs[j]) * ri.extent,
+                   static_cast<int64_t>(rcounts[j]), rt);
     return rc;
+}
+
+// Allgatherv: the bytes of every rank's block (recvcounts[j] x the receive type's size, equal on every rank) key
+// the decision (CommEntry::counted); displacements are this rank's layout and do not enter it.
+template <class Count, class Displ>
+[[gnu::noinline]] int allgatherv_like(const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
+                                      const Displ* displs, MPI_Datatype rt, MPI_Comm comm) {
+    const Fn f = kAllgatherv;
+    if (!g_active[f]) return count_native(f, nullptr), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    MaybeLock lock(g_locking);
+    CommEntry* ce = comm_entry(comm);
+    if (!ce->intra) return count_native(f, nullptr), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    const TypeInfo ri = info_of(rt);
+    const size_t P = static_cast<size_t>(ce->P);
+    ce->key.resize(P);
+    uint64_t total = 0;
+    for (size_t j = 0; j < P; ++j) total += ce->key[j] = static_cast<uint64_t>(rcounts[j]) * static_cast<uint64_t>(ri.size);
+    std::vector<uint64_t> offs;  // the request's displacements, when this call makes it
+    Entry* en = decide_counted(*ce, f, MPI_DATATYPE_NULL, MPI_OP_NULL, total, [&](const Choice& ch) {
+        offs.resize(P);
+        for (size_t j = 1; j < P; ++j) offs[j] = offs[j - 1] + ce->key[j - 1];
+        return allgatherv_init(nullptr, nullptr, ce->key.data(), offs.data(), comm, ch);
+    });
+    if (!offs.empty()) en->displs = std::move(offs);
+    const bool in_place = sbuf == MPI_IN_PLACE;
+    if (!in_place && sbuf == rbuf && total > 0)
+        return count_alias(f), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    if (!en->use) return count_native(f, en), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    if (total == 0) return count_collplan(f);
+    return run_allgatherv(*en, ce->rank, sbuf, scount, st, rbuf, rcounts, displs, rt, ri, comm);
 }
 
 [[gnu::noinline]] int barrier(MPI_Comm comm) {
@@ -672,12 +938,12 @@ int MPI_Finalize() {
 
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like(kAllgather, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like(kAlltoall, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
@@ -688,7 +954,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce(sbuf, rbuf, count, t, op, comm));
-    return allreduce_like(sbuf, rbuf, count, t, op, comm);
+    return reduction_like(kAllreduce, 0, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm) {
@@ -696,17 +962,55 @@ int MPI_Barrier(MPI_Comm comm) {
     return barrier(comm);
 }
 
+int MPI_Bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast(buf, count, t, root, comm));
+    return bytes_like(kBcast, root, nullptr, count, t, buf, count, t, comm);
+}
+
+int MPI_Gather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
+               MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm));
+    return bytes_like(kGather, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
+                MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm));
+    return bytes_like(kScatter, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[],
+                   MPI_Datatype rt, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
+    return allgatherv_like(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+}
+
+int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce(sbuf, rbuf, count, t, op, root, comm));
+    return reduction_like(kReduce, root, sbuf, rbuf, count, t, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, t, op, comm));
+    return reduction_like(kReduceScatterBlock, 0, sbuf, rbuf, rcount, t, op, comm);
+}
+
+int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, t, op, comm));
+    return reduce_scatter_like(sbuf, rbuf, rcounts, t, op, comm);
+}
+
 #if MPI_VERSION >= 4  // large-count variants (MPICH 4+; Open MPI 5.0 has none)
 int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                     MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return allgather_like(kAllgather, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like(kAllgather, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                    MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return allgather_like(kAlltoall, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like(kAlltoall, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
@@ -717,7 +1021,46 @@ int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint 
 
 int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm));
-    return allreduce_like(sbuf, rbuf, count, t, op, comm);
+    return reduction_like(kAllreduce, 0, sbuf, rbuf, count, t, op, comm);
+}
+
+int MPI_Bcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_c(buf, count, t, root, comm));
+    return bytes_like(kBcast, root, nullptr, count, t, buf, count, t, comm);
+}
+
+int MPI_Gather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
+                 int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
+    return bytes_like(kGather, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Scatter_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
+                  int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
+    return bytes_like(kScatter, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Allgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv_c(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
+    return allgatherv_like(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+}
+
+int MPI_Reduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_c(sbuf, rbuf, count, t, op, root, comm));
+    return reduction_like(kReduce, root, sbuf, rbuf, count, t, op, comm);
+}
+
+int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm));
+    return reduction_like(kReduceScatterBlock, 0, sbuf, rbuf, rcount, t, op, comm);
+}
+
+int MPI_Reduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op,
+                         MPI_Comm comm) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, t, op, comm));
+    return reduce_scatter_like(sbuf, rbuf, rcounts, t, op, comm);
 }
 #endif
 
