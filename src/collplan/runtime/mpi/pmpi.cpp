@@ -44,8 +44,8 @@ enum Fn : uint8_t {
     kAllgather, kAlltoall, kAlltoallv, kAllreduce, kBarrier,
     kBcast, kReduce, kReduceScatterBlock, kReduceScatter, kAllgatherv, kGather, kScatter, kNumFn
 };
-constexpr const char* kFnName[kNumFn] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allreduce", "MPI_Barrier",
-                                         "MPI_Bcast", "MPI_Reduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
+constexpr const char* kFnName[kNumFn] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allreduce",
+                                         "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
                                          "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter"};
 constexpr const char* kEnvName[kNumFn] = {"COLLPLAN_ALLGATHER", "COLLPLAN_ALLTOALL", "COLLPLAN_ALLTOALLV",
                                           "COLLPLAN_ALLREDUCE", "COLLPLAN_BARRIER", "COLLPLAN_BCAST", "COLLPLAN_REDUCE",
@@ -330,7 +330,8 @@ bool choose(Fn f, int P, uint64_t bytes, MPI_Op op, Choice& ch, std::string& why
     if (!g_agreed) return why = "the COLLPLAN_* settings differ between ranks (or MPI_Init was not intercepted)", false;
     if (!cfg.env[f].empty()) {
         spec = cfg.env[f];
-    } else if (const WisdomEntry* e = cfg.wisdom.lookup(kCollective[f], P, bytes, describe(kCollective[f]).reduction ? op_name(op) : "")) {
+    } else if (const WisdomEntry* e = cfg.wisdom.lookup(kCollective[f], P, bytes,
+                                                         describe(kCollective[f]).reduction ? op_name(op) : "")) {
         spec = e->algorithm;
         params = e->params;
     } else {
@@ -422,34 +423,34 @@ void count_native(Fn f, const Entry* en) {
 }
 
 // The MPI library's own collectives, for int counts and (MPI-4) MPI_Count ones (Count, Displ, suffix _c).
-#define COLLPLAN_NATIVES(Count, Displ, C)                                                                                \
+#define COLLPLAN_NATIVES(Count, Displ, C)                                                                              \
     int native_block(Fn f, int root, const void* s, Count sc, MPI_Datatype st, void* r, Count rc, MPI_Datatype rt,     \
-                     MPI_Comm c) {                                                                                      \
-        switch (f) {                                                                                                    \
-            case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                         \
-            case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                           \
-            case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                      \
-            case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                         \
+                     MPI_Comm c) {                                                                                     \
+        switch (f) {                                                                                                   \
+            case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                        \
+            case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                          \
+            case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                     \
+            case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                        \
             default: return PMPI_Scatter##C(s, sc, st, r, rc, rt, root, c);                                            \
-        }                                                                                                               \
-    }                                                                                                                   \
-    int native_reduction(Fn f, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {      \
-        switch (f) {                                                                                                    \
-            case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                               \
-            case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                               \
+        }                                                                                                              \
+    }                                                                                                                  \
+    int native_reduction(Fn f, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {     \
+        switch (f) {                                                                                                   \
+            case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                              \
+            case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                              \
             default: return PMPI_Reduce_scatter_block##C(s, r, n, t, op, c);                                           \
-        }                                                                                                               \
-    }                                                                                                                   \
-    int native_reduce_scatter(const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {          \
-        return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                               \
-    }                                                                                                                   \
+        }                                                                                                              \
+    }                                                                                                                  \
+    int native_reduce_scatter(const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {         \
+        return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                              \
+    }                                                                                                                  \
     int native_allgatherv(const void* s, Count sc, MPI_Datatype st, void* r, const Count* rc, const Displ* rd,         \
-                          MPI_Datatype rt, MPI_Comm c) {                                                                \
-        return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                         \
-    }                                                                                                                   \
+                          MPI_Datatype rt, MPI_Comm c) {                                                               \
+        return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                        \
+    }                                                                                                                  \
     int native_alltoallv(const void* s, const Count* sc, const Displ* sd, MPI_Datatype st, void* r, const Count* rc,   \
-                         const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                                \
-        return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                      \
+                         const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                               \
+        return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                     \
     }
 COLLPLAN_NATIVES(int, int, )
 #if MPI_VERSION >= 4
@@ -576,8 +577,9 @@ int run_packed(Fn f, Entry& en, const BytesCall& c, const void* sbuf, MPI_Dataty
         const TypeInfo ii = c.in_place ? ri : info_of(st);
         const char* from = c.in_place ? static_cast<const char*>(rbuf) + c.in_at * static_cast<uint64_t>(ri.extent)
                                       : static_cast<const char*>(sbuf);
-        en.packed_in.resize(c.in_n * static_cast<uint64_t>(ii.size));
-        pack(from, static_cast<int64_t>(c.in_n), c.in_place ? rt : st, en.packed_in.data(), static_cast<int64_t>(en.packed_in.size()));
+        const uint64_t bytes = c.in_n * static_cast<uint64_t>(ii.size);
+        en.packed_in.resize(bytes);
+        pack(from, static_cast<int64_t>(c.in_n), c.in_place ? rt : st, en.packed_in.data(), static_cast<int64_t>(bytes));
         send = en.packed_in.data();
     }
     const int rc = run(comm, f, *en.req, send, recv);
@@ -591,14 +593,15 @@ int run_packed(Fn f, Entry& en, const BytesCall& c, const void* sbuf, MPI_Dataty
 template <class Count>
 [[gnu::noinline]] int bytes_like(Fn f, int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
                                  MPI_Datatype rt, MPI_Comm comm) {
-    if (!g_active[f]) return count_native(f, nullptr), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    auto native = [&] { return native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
+    if (!g_active[f]) return count_native(f, nullptr), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    if (!ce->intra) return count_native(f, nullptr), native();
     const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
     Entry* en = bytes_entry(*ce, f, root, c, comm);
-    if (c.alias && en->bytes > 0) return count_alias(f), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
-    if (!en->use) return count_native(f, en), native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    if (c.alias && en->bytes > 0) return count_alias(f), native();
+    if (!en->use) return count_native(f, en), native();
     if (en->bytes == 0) return count_collplan(f);  // nothing to move on any rank
     const bool out_direct = !c.has_out || (c.key_t == rt ? direct(en->ti) : direct(info_of(rt)));
     if (out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st))))
@@ -690,7 +693,8 @@ ReductionCall reduction_call(Fn f, int P, int me, int root, const void* sbuf, co
     return c;
 }
 
-std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm, const Choice& ch) {
+std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                                        const Choice& ch) {
     switch (f) {
         case kAllreduce: return allreduce_init(nullptr, nullptr, n, t, op, comm, ch);
         case kReduce: return reduce_init(nullptr, nullptr, n, t, op, root, comm, ch);
@@ -705,7 +709,7 @@ Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t
     Entry* en = ce.shapes.find(f, n, r, t, op);
     if (en && en->fixed) return en;
     const TypeInfo ti = info_of(t);  // first call of this shape, or a derived datatype (asked every call)
-    if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.shapes.forget_last();  // a freed handle reused
+    if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.shapes.forget_last();  // handle reused
     if (!en)
         en = decide(ce, f, n, r, t, op, n * static_cast<uint64_t>(ti.size),
                     [&](const Choice& ch) { return reduction_init(f, n, root, t, op, comm, ch); });
@@ -716,21 +720,24 @@ Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t
 // Runs a reduction. Contiguous types run in place in the user's buffers; others (data inside each element's
 // extent) run on copies laid out extent by extent and only their data are copied back, so the holes of the
 // receive buffer stay untouched.
-int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf, MPI_Datatype t, MPI_Comm comm) {
+int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf, MPI_Datatype t,
+                  MPI_Comm comm) {
     const TypeInfo& ti = en.ti;
     if (ti.contiguous) return run(comm, f, *en.req, sbuf, rbuf);
     const uint64_t extent = static_cast<uint64_t>(ti.extent);
     // element i's extent starts at i * extent in the copies; the data lie at true_lb - lb into it
     const uint64_t span = (c.in_n - 1) * extent + static_cast<uint64_t>(ti.true_extent);
     en.packed_in.assign(c.in_n * extent, 0);
-    std::memcpy(en.packed_in.data() + (ti.true_lb - ti.lb), static_cast<const char*>(c.in_place ? rbuf : sbuf) + ti.true_lb, span);
+    const char* in = static_cast<const char*>(c.in_place ? rbuf : sbuf);
+    std::memcpy(en.packed_in.data() + (ti.true_lb - ti.lb), in + ti.true_lb, span);
     en.packed_out.resize(c.out_n * extent);
     const int rc = run(comm, f, *en.req, en.packed_in.data(), c.has_out ? en.packed_out.data() : rbuf);
     if (rc != MPI_SUCCESS || !c.has_out || c.out_n == 0) return rc;
     const uint64_t bytes = c.out_n * static_cast<uint64_t>(ti.size);
     en.packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
-    pack(en.packed_out.data() - ti.lb, static_cast<int64_t>(c.out_n), t, en.packed_in.data(), static_cast<int64_t>(bytes));
-    unpack(en.packed_in.data(), static_cast<int64_t>(bytes), rbuf, static_cast<int64_t>(c.out_n), t);
+    const int64_t n = static_cast<int64_t>(c.out_n);
+    pack(en.packed_out.data() - ti.lb, n, t, en.packed_in.data(), static_cast<int64_t>(bytes));
+    unpack(en.packed_in.data(), static_cast<int64_t>(bytes), rbuf, n, t);
     return rc;
 }
 
@@ -738,17 +745,33 @@ int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, voi
 template <class Count>
 [[gnu::noinline]] int reduction_like(Fn f, int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
                                      MPI_Comm comm) {
-    if (!g_active[f]) return count_native(f, nullptr), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
+    auto native = [&] { return native_reduction(f, root, sbuf, rbuf, count, t, op, comm); };
+    if (!g_active[f]) return count_native(f, nullptr), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
+    if (!ce->intra) return count_native(f, nullptr), native();
     const uint64_t n = static_cast<uint64_t>(count);
     Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
     const ReductionCall c = reduction_call(f, ce->P, ce->rank, root, sbuf, rbuf, n);
-    if (c.alias && en->bytes > 0) return count_alias(f), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
-    if (!en->use) return count_native(f, en), native_reduction(f, root, sbuf, rbuf, count, t, op, comm);
+    if (c.alias && en->bytes > 0) return count_alias(f), native();
+    if (!en->use) return count_native(f, en), native();
     if (en->bytes == 0) return count_collplan(f);
     return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
+}
+
+// The entry of a reduce_scatter of the counts in CommEntry::key (`total` elements), datatype and operation.
+Entry* reduce_scatter_entry(CommEntry& ce, uint64_t total, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    const Fn f = kReduceScatter;
+    Entry* en = ce.counted.find(f, ce.key, t, op);
+    if (en && en->fixed) return en;
+    const TypeInfo ti = info_of(t);
+    if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.counted.forget_last();  // handle reused
+    if (!en)
+        en = decide_counted(ce, f, t, op, total * static_cast<uint64_t>(ti.size), [&](const Choice& ch) {
+            return reduce_scatter_init(nullptr, nullptr, ce.key.data(), t, op, comm, ch);
+        });
+    en->ti = ti, en->fixed = ti.predefined;
+    return en;
 }
 
 // Reduce_scatter: recvcounts (equal on every rank, MPI's rule), the datatype and the operation key the decision
@@ -757,29 +780,21 @@ template <class Count>
 [[gnu::noinline]] int reduce_scatter_like(const void* sbuf, void* rbuf, const Count* counts, MPI_Datatype t, MPI_Op op,
                                           MPI_Comm comm) {
     const Fn f = kReduceScatter;
-    if (!g_active[f]) return count_native(f, nullptr), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    auto native = [&] { return native_reduce_scatter(sbuf, rbuf, counts, t, op, comm); };
+    if (!g_active[f]) return count_native(f, nullptr), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    if (!ce->intra) return count_native(f, nullptr), native();
     ce->key.assign(counts, counts + ce->P);
     uint64_t total = 0;
     for (uint64_t k : ce->key) total += k;
-    Entry* en = ce->counted.find(f, ce->key, t, op);
-    if (!en || !en->fixed) {
-        const TypeInfo ti = info_of(t);
-        if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce->counted.forget_last();
-        if (!en)
-            en = decide_counted(*ce, f, t, op, total * static_cast<uint64_t>(ti.size), [&](const Choice& ch) {
-                return reduce_scatter_init(nullptr, nullptr, ce->key.data(), t, op, comm, ch);
-            });
-        en->ti = ti, en->fixed = ti.predefined;
-    }
+    Entry* en = reduce_scatter_entry(*ce, total, t, op, comm);
     ReductionCall c;
     c.in_place = sbuf == MPI_IN_PLACE;
     c.alias = !c.in_place && sbuf == rbuf;
     c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
-    if (c.alias && en->bytes > 0) return count_alias(f), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
-    if (!en->use) return count_native(f, en), native_reduce_scatter(sbuf, rbuf, counts, t, op, comm);
+    if (c.alias && en->bytes > 0) return count_alias(f), native();
+    if (!en->use) return count_native(f, en), native();
     if (en->bytes == 0) return count_collplan(f);
     return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
 }
@@ -798,12 +813,12 @@ int run_allgatherv(Entry& en, int me, const void* sbuf, Count scount, MPI_Dataty
     for (size_t j = 0; as_is && j < P; ++j)
         as_is = en.counts[j] == 0 || static_cast<int64_t>(displs[j]) * ri.extent == static_cast<int64_t>(en.displs[j]);
     if (as_is && (in_place || direct(info_of(st)))) return run(comm, f, *en.req, sbuf, rbuf);
-    char* const base = static_cast<char*>(rbuf);
+    auto block = [&](size_t j) { return static_cast<char*>(rbuf) + static_cast<int64_t>(displs[j]) * ri.extent; };
     const void* send = sbuf;
     if (in_place || !direct(info_of(st))) {
         en.packed_in.resize(en.counts[m]);
         const int64_t bytes = static_cast<int64_t>(en.counts[m]);
-        if (in_place) pack(base + static_cast<int64_t>(displs[m]) * ri.extent, static_cast<int64_t>(rcounts[m]), rt, en.packed_in.data(), bytes);
+        if (in_place) pack(block(m), static_cast<int64_t>(rcounts[m]), rt, en.packed_in.data(), bytes);
         else pack(sbuf, static_cast<int64_t>(scount), st, en.packed_in.data(), bytes);
         send = en.packed_in.data();
     }
@@ -811,7 +826,7 @@ int run_allgatherv(Entry& en, int me, const void* sbuf, Count scount, MPI_Dataty
     const int rc = run(comm, f, *en.req, send, en.packed_out.data());
     for (size_t j = 0; rc == MPI_SUCCESS && j < P; ++j)
         if (en.counts[j] > 0)
-            unpack(en.packed_out.data() + en.displs[j], static_cast<int64_t>(en.counts[j]), base + static_cast<int64_t>(displs[j]) * ri.extent,
+            unpack(en.packed_out.data() + en.displs[j], static_cast<int64_t>(en.counts[j]), block(j),
                    static_cast<int64_t>(rcounts[j]), rt);
     return rc;
 }
@@ -822,15 +837,17 @@ template <class Count, class Displ>
 [[gnu::noinline]] int allgatherv_like(const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
                                       const Displ* displs, MPI_Datatype rt, MPI_Comm comm) {
     const Fn f = kAllgatherv;
-    if (!g_active[f]) return count_native(f, nullptr), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    auto native = [&] { return native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm); };
+    if (!g_active[f]) return count_native(f, nullptr), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    if (!ce->intra) return count_native(f, nullptr), native();
     const TypeInfo ri = info_of(rt);
     const size_t P = static_cast<size_t>(ce->P);
     ce->key.resize(P);
     uint64_t total = 0;
-    for (size_t j = 0; j < P; ++j) total += ce->key[j] = static_cast<uint64_t>(rcounts[j]) * static_cast<uint64_t>(ri.size);
+    for (size_t j = 0; j < P; ++j)
+        total += ce->key[j] = static_cast<uint64_t>(rcounts[j]) * static_cast<uint64_t>(ri.size);
     std::vector<uint64_t> offs;  // the request's displacements, when this call makes it
     Entry* en = decide_counted(*ce, f, MPI_DATATYPE_NULL, MPI_OP_NULL, total, [&](const Choice& ch) {
         offs.resize(P);
@@ -839,9 +856,8 @@ template <class Count, class Displ>
     });
     if (!offs.empty()) en->displs = std::move(offs);
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf && total > 0)
-        return count_alias(f), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
-    if (!en->use) return count_native(f, en), native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    if (!in_place && sbuf == rbuf && total > 0) return count_alias(f), native();
+    if (!en->use) return count_native(f, en), native();
     if (total == 0) return count_collplan(f);
     return run_allgatherv(*en, ce->rank, sbuf, scount, st, rbuf, rcounts, displs, rt, ri, comm);
 }
@@ -1052,7 +1068,8 @@ int MPI_Reduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, 
     return reduction_like(kReduce, root, sbuf, rbuf, count, t, op, comm);
 }
 
-int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op,
+                               MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm));
     return reduction_like(kReduceScatterBlock, 0, sbuf, rbuf, rcount, t, op, comm);
 }
