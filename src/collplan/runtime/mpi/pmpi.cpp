@@ -217,7 +217,7 @@ struct Entry {
     bool use = false;
     bool fixed = false;             // the shape's datatype is predefined: `ti` never changes
     TypeInfo ti;                    // the shape's datatype
-    uint64_t bytes = 0;             // the decision's bytes (docs/runtime.md); 0: nothing moves on any rank
+    uint64_t bytes = 0;             // the decision's bytes (allgatherv, reduce_scatter: in all); 0: nothing moves
     Choice choice;                  // alltoallv: a request is made per call (the count matrix changes)
     std::unique_ptr<Request> req;   // the others: made once, rebound every call
     uint64_t* reason_count = nullptr;
@@ -397,11 +397,13 @@ Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_O
     return ce.shapes.add(new_entry(ce, Shape{f, x, y, t, o}, bytes, make));
 }
 
-// The same for allgatherv and reduce_scatter, keyed by their counts (CommEntry::key) in CommEntry::counted.
+// The same for allgatherv and reduce_scatter, keyed by their counts (CommEntry::key) in CommEntry::counted, with
+// `total` bytes in all: the decision sees the mean bytes per rank (the wisdom's size of these two, as in Python).
 template <class Make>
-Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
+Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t total, Make make) {
     if (Entry* e = ce.counted.find(f, ce.key, t, o)) return e;
-    auto en = new_entry(ce, Shape{f, 0, 0, t, o}, bytes, make);
+    auto en = new_entry(ce, Shape{f, 0, 0, t, o}, total / static_cast<uint64_t>(ce.P), make);
+    en->bytes = total;
     en->counts = ce.key;
     return ce.counted.add(std::move(en));
 }
