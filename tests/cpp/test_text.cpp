@@ -398,18 +398,43 @@ TEST(GoalExport, FenceGroupsUseDirectEdgesUnlessTheyAreLarge) {
     }
 }
 
-TEST(GoalExport, BarrierIsRefused) {
-    Schedule s(Collective::barrier, 2, 0, 0, 0);
+// A barrier op becomes a dissemination barrier of 0-byte messages on a tag above the schedule's (here 8 > 7),
+// ceil(log2 P) rounds, each waiting for the one before; the op itself a calc 0 node after the last round that the
+// next group requires.
+TEST(GoalExport, BarrierIsADisseminationOfZeroByteMessages) {
+    Schedule s(Collective::barrier, 3, 0, 0, 0);
     s.algorithm = "barrier/global";
-    RankBuilder(s, 0).barrier();
-    RankBuilder(s, 1).barrier();
-    try {
-        to_goal(s, 1);
-        ADD_FAILURE() << "barrier exported";
-    } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind("GOAL has no global barrier; schedule barrier/global uses one", 0), 0u)
-            << e.what();
+    for (int r = 0; r < 3; ++r) {
+        RankBuilder b(s, r);
+        b.send((r + 1) % 3, 7, {});
+        b.recv((r + 2) % 3, 7, {});
+        b.fence();
+        b.barrier();
     }
+    const std::string goal = to_goal(s, 1);
+    EXPECT_NE(goal.find("// collplan's global barrier ops are exported as dissemination barriers of 0-byte messages with tag 8"),
+              std::string::npos) << goal;
+    const std::string rank1 =
+        "rank 1 {\n"
+        "l0: send 0b to 2 tag 7\n"
+        "l1: recv 0b from 0 tag 7\n"
+        "b2_0s: send 0b to 2 tag 8\n"
+        "b2_0s requires l0\n"
+        "b2_0s requires l1\n"
+        "b2_0r: recv 0b from 0 tag 8\n"
+        "b2_0r requires l0\n"
+        "b2_0r requires l1\n"
+        "b2_1s: send 0b to 0 tag 8\n"
+        "b2_1s requires b2_0s\n"
+        "b2_1s requires b2_0r\n"
+        "b2_1r: recv 0b from 2 tag 8\n"
+        "b2_1r requires b2_0s\n"
+        "b2_1r requires b2_0r\n"
+        "l2: calc 0\n"
+        "l2 requires b2_1s\n"
+        "l2 requires b2_1r\n"
+        "}\n";
+    EXPECT_NE(goal.find(rank1), std::string::npos) << goal;
 }
 
 }  // namespace

@@ -698,6 +698,7 @@ uint64_t rounded(double x, const char* what) {
 
 struct GoalCosts {
     double block_bytes, reduce_s_per_byte, copy_s_per_byte;
+    int barrier_tag;  // the tag of the barrier's messages: above every tag of the schedule
 };
 
 void goal_op(std::string& o, uint32_t i, const OpView& v, const GoalCosts& c) {
@@ -722,17 +723,34 @@ void goal_op(std::string& o, uint32_t i, const OpView& v, const GoalCosts& c) {
         case OpKind::copy: o += "calc ", put_u(o, rounded(bytes * c.copy_s_per_byte * 1e9, "copy time ns")); break;
         case OpKind::reduce:
         case OpKind::calc: o += "calc ", put_u(o, rounded(bytes * c.reduce_s_per_byte * 1e9, "calc time ns")); break;
-        case OpKind::barrier: break;
+        case OpKind::barrier: o += "calc 0"; break;  // its messages are the b nodes before it (goal_barrier)
     }
     o += '\n';
 }
 
-void goal_requires(std::string& o, char a, uint32_t ai, char b, uint32_t bi) {
-    o += a;
-    put_u(o, ai);
+// A node of the GOAL text: l<i> (op i), f<i> (the boundary before op i's group), b<i>_<round><s|r> (a message of
+// the barrier of op i).
+struct GoalNode {
+    char kind;
+    uint32_t i;
+    int round = -1;
+    char side = 0;
+};
+
+void put_node(std::string& o, const GoalNode& n) {
+    o += n.kind;
+    put_u(o, n.i);
+    if (n.round >= 0) {
+        o += '_';
+        put_i(o, n.round);
+        o += n.side;
+    }
+}
+
+void goal_requires(std::string& o, const GoalNode& a, const GoalNode& b) {
+    put_node(o, a);
     o += " requires ";
-    o += b;
-    put_u(o, bi);
+    put_node(o, b);
     o += '\n';
 }
 
@@ -743,6 +761,34 @@ void goal_requires(std::string& o, char a, uint32_t ai, char b, uint32_t bi) {
 // kGoalDirectEdges edges) the boundary is a `calc 0` node, named fK for the group's first op K.
 constexpr uint64_t kGoalDirectEdges = 4096;
 
+// A barrier op (collplan's global barrier; GOAL has none) as a dissemination barrier of 0-byte messages: in round
+// j rank r sends to r + 2^j and receives from r - 2^j (mod P); round j + 1 waits for both; op i itself is a
+// `calc 0` node after the last round. The rounds' first nodes take op i's requirements (`in`).
+void goal_barrier(std::string& o, const Schedule& s, int r, uint32_t i, const std::vector<GoalNode>& in, const GoalCosts& c) {
+    const int P = s.ranks();
+    int rounds = 0;
+    while ((1 << rounds) < P) ++rounds;
+    for (int j = 0; j < rounds; ++j)
+        for (const char side : {'s', 'r'}) {
+            const GoalNode n{'b', i, j, side};
+            put_node(o, n);
+            o += side == 's' ? ": send 0b to " : ": recv 0b from ";
+            put_i(o, ((side == 's' ? r + (1 << j) : r - (1 << j)) % P + P) % P);
+            o += " tag ";
+            put_i(o, c.barrier_tag);
+            o += '\n';
+            if (j == 0)
+                for (const GoalNode& x : in) goal_requires(o, n, x);
+            else
+                for (const char prev : {'s', 'r'}) goal_requires(o, n, GoalNode{'b', i, j - 1, prev});
+        }
+    goal_op(o, i, s.op(r, i), c);
+    if (rounds == 0)
+        for (const GoalNode& x : in) goal_requires(o, GoalNode{'l', i}, x);
+    for (const char side : {'s', 'r'})
+        if (rounds > 0) goal_requires(o, GoalNode{'l', i}, GoalNode{'b', i, rounds - 1, side});
+}
+
 void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
     o += "\nrank ";
     put_i(o, r);
@@ -750,11 +796,9 @@ void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
     const auto n = static_cast<uint32_t>(s.num_ops(r));
     uint32_t prev = 0, group = 0;  // first op of the previous and of the current group
     bool hub = false;              // the current group waits for a calc node fK (K = group), else for direct edges
+    std::vector<GoalNode> in;      // what op i requires
     for (uint32_t i = 0; i < n; ++i) {
         const OpView v = s.op(r, i);
-        if (v.op.kind == OpKind::barrier)
-            throw Error("GOAL has no global barrier; schedule " + (s.algorithm.empty() ? "(unnamed)" : s.algorithm) +
-                        " uses one (rank " + std::to_string(r) + " op " + std::to_string(i) + ")");
         if (v.op.fence() && i > 0) {
             uint32_t end = i + 1;
             while (end < n && !s.op(r, end).op.fence()) ++end;
@@ -764,15 +808,21 @@ void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
                 o += 'f';
                 put_u(o, i);
                 o += ": calc 0\n";
-                for (uint32_t j = prev; j < i; ++j) goal_requires(o, 'f', i, 'l', j);
+                for (uint32_t j = prev; j < i; ++j) goal_requires(o, GoalNode{'f', i}, GoalNode{'l', j});
             }
         }
-        goal_op(o, i, v, c);
-        if (group > 0 && hub) goal_requires(o, 'l', i, 'f', group);
+        in.clear();
+        if (group > 0 && hub) in.push_back({'f', group});
         if (group > 0 && !hub)
-            for (uint32_t j = prev; j < group; ++j) goal_requires(o, 'l', i, 'l', j);
+            for (uint32_t j = prev; j < group; ++j) in.push_back({'l', j});
         for (uint32_t d : v.deps)
-            if (hub || group == 0 || d < prev || d >= group) goal_requires(o, 'l', i, 'l', d);  // else said above
+            if (hub || group == 0 || d < prev || d >= group) in.push_back({'l', d});  // else among the group edges
+        if (v.op.kind == OpKind::barrier) {
+            goal_barrier(o, s, r, i, in, c);
+            continue;
+        }
+        goal_op(o, i, v, c);
+        for (const GoalNode& x : in) goal_requires(o, GoalNode{'l', i}, x);
     }
     o += "}\n";
 }
@@ -780,15 +830,27 @@ void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
 }  // namespace
 
 std::string to_goal(const Schedule& s, double block_bytes, double reduce_s_per_byte, double copy_s_per_byte) {
-    const GoalCosts c{block_bytes, reduce_s_per_byte, copy_s_per_byte};
     for (double x : {block_bytes, reduce_s_per_byte, copy_s_per_byte})
         if (!std::isfinite(x) || x < 0)
             throw Error("GOAL export parameter " + std::to_string(x) + " invalid (allowed: finite, >= 0)");
+    int max_tag = -1;
+    bool barrier = false;
+    for (int r = 0; r < s.ranks(); ++r)
+        for (const Op& op : s.program(r).ops) {
+            if (op.kind == OpKind::send || op.kind == OpKind::recv) max_tag = std::max(max_tag, op.tag());
+            barrier = barrier || op.kind == OpKind::barrier;
+        }
+    const GoalCosts c{block_bytes, reduce_s_per_byte, copy_s_per_byte, max_tag + 1};
     std::string o;
     o.reserve(32 + s.total_ops() * 48);
     o += "num_ranks ";
     put_i(o, s.ranks());
     o += '\n';
+    if (barrier) {
+        o += "// collplan's global barrier ops are exported as dissemination barriers of 0-byte messages with tag ";
+        put_i(o, c.barrier_tag);
+        o += "\n// (nodes b<op>_<round>s / b<op>_<round>r), each followed by a calc 0 node l<op>\n";
+    }
     for (int r = 0; r < s.ranks(); ++r) goal_rank(o, s, r, c);
     return o;
 }
