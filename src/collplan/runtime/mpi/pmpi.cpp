@@ -233,13 +233,13 @@ struct ShapeList {
     std::vector<std::unique_ptr<Entry>> items;
     size_t last = 0;
     template <class Match>
-    Entry* find_if(Match match) {
+    [[gnu::always_inline]] Entry* find_if(Match match) {
         if (last < items.size() && match(*items[last])) return items[last].get();
         for (size_t i = 0; i < items.size(); ++i)
             if (match(*items[i])) return last = i, items[i].get();
         return nullptr;
     }
-    Entry* find(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
+    [[gnu::always_inline]] Entry* find(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
         return find_if([&](const Entry& e) { return e.shape.same(f, x, y, t, o); });
     }
     Entry* find(Fn f, const std::vector<uint64_t>& counts, MPI_Datatype t, MPI_Op o) {
@@ -287,7 +287,7 @@ int forget_comm(MPI_Comm comm, int, void*, void*) {
 
 CommEntry* new_comm_entry(MPI_Comm comm);
 
-inline CommEntry* comm_entry(MPI_Comm comm) {
+[[gnu::always_inline]] inline CommEntry* comm_entry(MPI_Comm comm) {
     const uint64_t k = handle_key(comm);
     if (k == g_last_comm_key && g_last_comm) [[likely]] return g_last_comm;
     CommEntry* e = g_comms.find(k);
@@ -546,20 +546,22 @@ std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm com
 }
 
 // The entry of a call of bytes, keyed by (key_n, key_t, root): the same bytes and root on every rank, so the same
-// decision, whatever datatypes describe them.
-Entry* bytes_entry(CommEntry& ce, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
-    const uint64_t r = static_cast<uint64_t>(root);
-    Entry* en = ce.shapes.find(f, c.key_n, r, c.key_t, MPI_OP_NULL);
-    if (en && en->fixed) return en;
-    const TypeInfo ti = info_of(c.key_t);  // first call of this shape, or a derived datatype (asked every call)
+// decision, whatever datatypes describe them. The first call of a shape, or a derived datatype (asked every call):
+[[gnu::noinline]] Entry* bytes_entry_slow(CommEntry& ce, Entry* en, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
+    const TypeInfo ti = info_of(c.key_t);
     if (en && en->ti.size != ti.size) en = ce.shapes.forget_last();  // a freed handle reused
     if (!en) {
         const uint64_t bytes = c.key_n * static_cast<uint64_t>(ti.size);
-        en = decide(ce, f, c.key_n, r, c.key_t, MPI_OP_NULL, bytes,
+        en = decide(ce, f, c.key_n, static_cast<uint64_t>(root), c.key_t, MPI_OP_NULL, bytes,
                     [&](const Choice& ch) { return bytes_init(f, bytes, root, comm, ch); });
     }
     en->ti = ti, en->fixed = ti.predefined;
     return en;
+}
+[[gnu::always_inline]] inline Entry* bytes_entry(CommEntry& ce, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
+    Entry* en = ce.shapes.find(f, c.key_n, static_cast<uint64_t>(root), c.key_t, MPI_OP_NULL);
+    if (en && en->fixed) [[likely]] return en;
+    return bytes_entry_slow(ce, en, f, root, c, comm);
 }
 
 // A call of bytes with a non-contiguous datatype: the input packed (in place: out of the receive buffer), the
@@ -592,8 +594,8 @@ int run_packed(Fn f, Entry& en, const BytesCall& c, const void* sbuf, MPI_Dataty
 
 // Allgather, alltoall, bcast, gather, scatter: messages of `bytes` (the type signature's size, equal on every rank).
 // Contiguous datatypes run in the user's buffers; others through packed copies (run_packed).
-template <class Count>
-[[gnu::noinline]] int bytes_like(Fn f, int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
+template <Fn f, class Count>
+[[gnu::noinline]] int bytes_like(int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
                                  MPI_Datatype rt, MPI_Comm comm) {
     auto native = [&] { return native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
     if (!g_active[f]) return count_native(f, nullptr), native();
@@ -681,15 +683,14 @@ template <class Count, class Displ>
 // The reductions as one rank's call sees them: the input, in_n elements at sbuf (in place: at rbuf), and the
 // output, out_n elements at rbuf (reduce: at the root only).
 struct ReductionCall {
-    bool has_out = true, in_place = false, alias = false;
+    bool has_out = true, in_place = false;
     uint64_t in_n = 0, out_n = 0;
 };
 
-ReductionCall reduction_call(Fn f, int P, int me, int root, const void* sbuf, const void* rbuf, uint64_t n) {
+ReductionCall reduction_call(Fn f, int P, int me, int root, const void* sbuf, uint64_t n) {
     ReductionCall c;
     c.in_place = sbuf == MPI_IN_PLACE && (f != kReduce || me == root);
     c.has_out = f != kReduce || me == root;
-    c.alias = c.has_out && !c.in_place && sbuf == rbuf;
     c.in_n = f == kReduceScatterBlock ? static_cast<uint64_t>(P) * n : n;
     c.out_n = n;
     return c;
@@ -705,18 +706,21 @@ std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype
 }
 
 // The entry of a reduction of n elements (allreduce, reduce, reduce_scatter_block), keyed by count, root, datatype
-// and operation: MPI requires them equal on every rank.
-Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    const uint64_t r = static_cast<uint64_t>(root);
-    Entry* en = ce.shapes.find(f, n, r, t, op);
-    if (en && en->fixed) return en;
-    const TypeInfo ti = info_of(t);  // first call of this shape, or a derived datatype (asked every call)
+// and operation: MPI requires them equal on every rank. The first call of a shape, or a derived datatype:
+[[gnu::noinline]] Entry* reduction_entry_slow(CommEntry& ce, Entry* en, Fn f, uint64_t n, int root, MPI_Datatype t,
+                                              MPI_Op op, MPI_Comm comm) {
+    const TypeInfo ti = info_of(t);
     if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.shapes.forget_last();  // handle reused
     if (!en)
-        en = decide(ce, f, n, r, t, op, n * static_cast<uint64_t>(ti.size),
+        en = decide(ce, f, n, static_cast<uint64_t>(root), t, op, n * static_cast<uint64_t>(ti.size),
                     [&](const Choice& ch) { return reduction_init(f, n, root, t, op, comm, ch); });
     en->ti = ti, en->fixed = ti.predefined;
     return en;
+}
+[[gnu::always_inline]] inline Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    Entry* en = ce.shapes.find(f, n, static_cast<uint64_t>(root), t, op);
+    if (en && en->fixed) [[likely]] return en;
+    return reduction_entry_slow(ce, en, f, n, root, t, op, comm);
 }
 
 // Runs a reduction. Contiguous types run in place in the user's buffers; others (data inside each element's
@@ -744,8 +748,8 @@ int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, voi
 }
 
 // Allreduce, reduce, reduce_scatter_block: count elements of a datatype that is the same on every rank.
-template <class Count>
-[[gnu::noinline]] int reduction_like(Fn f, int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
+template <Fn f, class Count>
+[[gnu::noinline]] int reduction_like(int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
                                      MPI_Comm comm) {
     auto native = [&] { return native_reduction(f, root, sbuf, rbuf, count, t, op, comm); };
     if (!g_active[f]) return count_native(f, nullptr), native();
@@ -754,11 +758,11 @@ template <class Count>
     if (!ce->intra) return count_native(f, nullptr), native();
     const uint64_t n = static_cast<uint64_t>(count);
     Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
-    const ReductionCall c = reduction_call(f, ce->P, ce->rank, root, sbuf, rbuf, n);
-    if (c.alias && en->bytes > 0) return count_alias(f), native();
+    const bool recv_here = f != kReduce || ce->rank == root;  // reduce: the receive buffer is the root's alone
+    if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f), native();
     if (!en->use) return count_native(f, en), native();
     if (en->bytes == 0) return count_collplan(f);
-    return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
+    return run_reduction(f, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
 }
 
 // The entry of a reduce_scatter of the counts in CommEntry::key (`total` elements), datatype and operation.
@@ -793,9 +797,8 @@ template <class Count>
     Entry* en = reduce_scatter_entry(*ce, total, t, op, comm);
     ReductionCall c;
     c.in_place = sbuf == MPI_IN_PLACE;
-    c.alias = !c.in_place && sbuf == rbuf;
     c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
-    if (c.alias && en->bytes > 0) return count_alias(f), native();
+    if (!c.in_place && sbuf == rbuf && en->bytes > 0) return count_alias(f), native();
     if (!en->use) return count_native(f, en), native();
     if (en->bytes == 0) return count_collplan(f);
     return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
@@ -956,12 +959,12 @@ int MPI_Finalize() {
 
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like(kAllgather, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAllgather>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like(kAlltoall, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAlltoall>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
@@ -972,7 +975,7 @@ int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MP
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce(sbuf, rbuf, count, t, op, comm));
-    return reduction_like(kAllreduce, 0, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kAllreduce>(0, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm) {
@@ -982,19 +985,19 @@ int MPI_Barrier(MPI_Comm comm) {
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast(buf, count, t, root, comm));
-    return bytes_like(kBcast, root, nullptr, count, t, buf, count, t, comm);
+    return bytes_like<kBcast>(root, nullptr, count, t, buf, count, t, comm);
 }
 
 int MPI_Gather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
                MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like(kGather, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kGather>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
                 MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like(kScatter, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kScatter>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[],
@@ -1005,12 +1008,12 @@ int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, co
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like(kReduce, root, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kReduce>(root, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like(kReduceScatterBlock, 0, sbuf, rbuf, rcount, t, op, comm);
+    return reduction_like<kReduceScatterBlock>(0, sbuf, rbuf, rcount, t, op, comm);
 }
 
 int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
@@ -1022,13 +1025,13 @@ int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Da
 int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                     MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like(kAllgather, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAllgather>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                    MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like(kAlltoall, 0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAlltoall>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
@@ -1039,24 +1042,24 @@ int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint 
 
 int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm));
-    return reduction_like(kAllreduce, 0, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kAllreduce>(0, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Bcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_c(buf, count, t, root, comm));
-    return bytes_like(kBcast, root, nullptr, count, t, buf, count, t, comm);
+    return bytes_like<kBcast>(root, nullptr, count, t, buf, count, t, comm);
 }
 
 int MPI_Gather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                  int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like(kGather, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kGather>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Scatter_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                   int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like(kScatter, root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kScatter>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Allgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[],
@@ -1067,13 +1070,13 @@ int MPI_Allgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* 
 
 int MPI_Reduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_c(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like(kReduce, root, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kReduce>(root, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op,
                                MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like(kReduceScatterBlock, 0, sbuf, rbuf, rcount, t, op, comm);
+    return reduction_like<kReduceScatterBlock>(0, sbuf, rbuf, rcount, t, op, comm);
 }
 
 int MPI_Reduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op,
