@@ -6,8 +6,10 @@
 // Prints one line per failure and "N passed, M failed" on rank 0; exits 1 on any failure, and when no case passed.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -500,6 +502,39 @@ void test_split_phase(Tally& t) {
         }
         return "";
     });
+    // n=measure (End et al.: time n = 1..7 at the first call): every rank takes the same n, a candidate value; the
+    // reduction is right (integers; doubles through the rank-consistent variant); the next call finds the choice.
+    for (MPI_Datatype type : {MPI_INT64_T, MPI_DOUBLE})
+        run_case(t, std::string("allreduce/nway_dissemination n=measure ") + (type == MPI_DOUBLE ? "double" : "int64"),
+                 [&]() -> std::string {
+                     std::vector<int64_t> xi(1000, me + 1), yi(1000, 0);
+                     std::vector<double> xd(1000, me + 1.0), yd(1000, 0);
+                     const bool dbl = type == MPI_DOUBLE;
+                     const Choice c{"allreduce/nway_dissemination", {{"n", "measure"}}};
+                     auto make = [&] {
+                         return dbl ? allreduce_init(xd.data(), yd.data(), 1000, type, MPI_SUM, world, c)
+                                    : allreduce_init(xi.data(), yi.data(), 1000, type, MPI_SUM, world, c);
+                     };
+                     auto r = make();
+                     finish(*r);
+                     const double got = dbl ? yd[999] : static_cast<double>(yi[999]);
+                     if (got != P * (P + 1) / 2.0) return "sum is " + std::to_string(got);
+                     const std::string& params = r->plan().schedule().params;
+                     const size_t at = params.find("n=");
+                     if (at == std::string::npos) return "no n in '" + params + "'";
+                     const int n = std::atoi(params.c_str() + at + 2), n_max = std::clamp(P - 1, 1, 7);
+                     int lo = 0, hi = 0;
+                     MPI_Allreduce(&n, &lo, 1, MPI_INT, MPI_MIN, world);
+                     MPI_Allreduce(&n, &hi, 1, MPI_INT, MPI_MAX, world);
+                     if (lo != hi) return "ranks chose n = " + std::to_string(lo) + " .. " + std::to_string(hi);
+                     if (n < 1 || n > n_max) return "n=" + std::to_string(n) + " is no candidate (1.." + std::to_string(n_max) + ")";
+                     if (dbl && params.find("forward=contributions") == std::string::npos) return "doubles ran " + params;
+                     auto again = make();
+                     if (!again->plan_was_cached() || again->plan().schedule().params != params)
+                         return "the second call did not reuse the measured choice (" + again->plan().schedule().params + ")";
+                     return "";
+                 });
+    run_case(t, "barrier/dissemination n=measure", [&] { return barrier_case(Choice{"barrier/dissemination", {{"n", "measure"}}}); });
     for (Noncontig mode : {Noncontig::pack, Noncontig::datatype})
         run_case(t, std::string("allgather/bruck mode=") + (mode == Noncontig::pack ? "pack" : "datatype"),
                  [&] { return allgather_case(Choice{"allgather/bruck", {}, mode}, 1001, false, true); });

@@ -8,8 +8,11 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include "collplan/algorithms/registry.hpp"
+#include "collplan/model/model.hpp"
 
 namespace collplan::mpi {
 
@@ -40,6 +43,7 @@ struct CommState {
     };
     std::map<std::string, Built> schedules, counted_schedules;
     std::map<std::string, Entry> plans;
+    std::map<std::string, std::string> measured;  // parameter=measure: the value timed fastest, by call
     uint64_t hits = 0, misses = 0;
 
     ~CommState() {
@@ -363,11 +367,79 @@ uint64_t comm_rank(MPI_Comm comm) {
     return static_cast<uint64_t>(r);
 }
 
+using MakeRequest = std::function<std::unique_ptr<Request>(const Choice&)>;
+
+// Seconds of one run of `r` on zero-filled buffers of the call's size (the slowest rank's mean of kRuns runs after
+// a warm-up), the same on every rank.
+double time_request(Request& r, MPI_Comm dup) {
+    constexpr int kRuns = 5;
+    std::vector<char> in(r.plan().layout().in_extent()), out(r.plan().layout().out_extent());
+    r.bind(in.empty() ? nullptr : in.data(), out.empty() ? nullptr : out.data());
+    r.run();
+    check(PMPI_Barrier(dup), "MPI_Barrier");
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < kRuns; ++k) r.run();
+    const double mine = (MPI_Wtime() - t0) / kRuns;
+    double worst = 0;
+    check(PMPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, dup), "MPI_Allreduce");
+    return worst;
+}
+
+// A parameter given as "measure" (n=measure: End et al. time n = 1..7 at the first call and keep the fastest): the
+// first call of this shape on the communicator times every candidate value the algorithm lists for it
+// (Algorithm::candidates) with the call's size, and keeps the fastest (ties: the first listed). Every rank takes
+// part and every rank compares the same numbers (each candidate's slowest rank), so all choose the same value; it is
+// cached per communicator, algorithm, parameters and call shape (`what`: the reduction), so later calls find it.
+Choice measured_choice(Collective c, const Choice& ch, const CallShape& sh, MPI_Comm comm, const std::string& what,
+                       const MakeRequest& make) {
+    std::string param;
+    for (const auto& [k, v] : ch.params)
+        if (v == "measure") {
+            if (!param.empty()) throw Error("parameters " + param + " and " + k + " are both 'measure' (allowed: one)");
+            param = k;
+        }
+    if (param.empty() || ch.schedule) return ch;
+    auto st = state_of(comm);
+    std::string key = ch.algorithm + "|" + what + "|" + shape_key(sh, ch.mode) + "|";
+    for (const auto& [k, v] : ch.params) key += k + "=" + v + ";";
+    Choice out = ch;
+    if (auto it = st->measured.find(key); it != st->measured.end()) return out.params[param] = it->second, out;
+    const Algorithm& a = resolve(c, ch.algorithm);
+    const int P = comm_size(st->dup);
+    const Topology full = Topology::full(P);
+    const auto model = parse_model("hockney:alpha=1us,beta=1ns/B");  // only for candidate lists that need one
+    const double bytes = static_cast<double>(sh.count) * sh.elem_bytes;
+    std::vector<std::string> values;
+    for (const ParamSet& ps : candidate_params(a, CandidateQuery{P, full, *model, bytes, bytes}))
+        if (auto it = ps.find(param); it != ps.end() && std::find(values.begin(), values.end(), it->second) == values.end())
+            values.push_back(it->second);
+    double best = std::numeric_limits<double>::infinity();
+    for (const std::string& v : values) {
+        out.params[param] = v;
+        std::unique_ptr<Request> r;
+        int ok = 1, all = 0;
+        try {
+            r = make(out);
+        } catch (const Error&) {  // this value does not apply (the refusal is the same on every rank)
+            ok = 0;
+        }
+        check(PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, st->dup), "MPI_Allreduce");
+        if (!all) continue;
+        const double t = time_request(*r, st->dup);
+        if (t < best) best = t, st->measured[key] = v;
+    }
+    if (!st->measured.count(key))
+        throw Error(a.name + ": " + param + "=measure found no candidate value to time (allowed: a value of " + param +
+                    ", or measure where the algorithm lists candidates that apply to P=" + std::to_string(P) + ")");
+    return out.params[param] = st->measured[key], out;
+}
+
 // A collective of bytes: `count` bytes per unit, no reduction.
 std::unique_ptr<Request> bytes_request(Collective c, const void* send, void* recv, CallShape sh, MPI_Comm comm,
                                        const Choice& ch, uint64_t in_place_offset) {
     sh.collective = c;
-    auto r = RequestFactory::make(comm, c, ch, sh);
+    const MakeRequest make = [&](const Choice& x) { return RequestFactory::make(comm, c, x, sh); };
+    auto r = make(measured_choice(c, ch, sh, comm, "", make));
     RequestFactory::set_input(*r, send, recv, in_place_offset);
     return r;
 }
@@ -481,16 +553,20 @@ std::unique_ptr<Request> reduction_request(Collective c, const void* send, void*
                     std::to_string(t.true_lb + t.true_extent) + " (allowed: a positive extent that holds the data)");
     sh.collective = c;
     sh.elem_bytes = static_cast<uint32_t>(t.extent);
-    const Choice variant = variant_choice(c, ch);
     const bool exact = exact_reduction(type, op);
-    auto r = RequestFactory::make(comm, c, exact ? ch : variant, sh);
-    std::string why = reduction_unsupported(r->plan().schedule(), type, op);
-    if (!why.empty() && variant.params != ch.params && exact) {
-        r = RequestFactory::make(comm, c, variant, sh);
-        why = reduction_unsupported(r->plan().schedule(), type, op);
-    }
-    if (!why.empty()) throw Error(std::string(to_string(c)) + ": " + why);
-    RequestFactory::set_reduction(*r, type, op, t.lb);
+    const MakeRequest make = [&](const Choice& x) {
+        const Choice variant = variant_choice(c, x);
+        auto r = RequestFactory::make(comm, c, exact ? x : variant, sh);
+        std::string why = reduction_unsupported(r->plan().schedule(), type, op);
+        if (!why.empty() && variant.params != x.params && exact) {
+            r = RequestFactory::make(comm, c, variant, sh);
+            why = reduction_unsupported(r->plan().schedule(), type, op);
+        }
+        if (!why.empty()) throw Error(std::string(to_string(c)) + ": " + why);
+        RequestFactory::set_reduction(*r, type, op, t.lb);
+        return r;
+    };
+    auto r = make(measured_choice(c, ch, sh, comm, op_name(op) + "|" + std::to_string(t.size), make));
     RequestFactory::set_input(*r, send, recv, 0);
     return r;
 }
