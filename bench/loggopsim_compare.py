@@ -60,10 +60,11 @@ def ports_of(s) -> int:
 
 
 def large_case(alg: dict, max_ops: int):
+    rooted = alg["collective"] in ("bcast", "reduce", "gather", "scatter")
     for P in LARGE:
         for topo in shapes_for(P):
             try:
-                s = collplan.schedule(alg["name"], topology=topo, counts=counts_for(alg, P), root=P // 3)
+                s = collplan.schedule(alg["name"], topology=topo, counts=counts_for(alg, P), root=P // 3 if rooted else 0)
             except collplan.CollplanError:
                 continue
             if s.total_ops <= max_ops:
@@ -73,6 +74,8 @@ def large_case(alg: dict, max_ops: int):
 
 def small_case(alg: dict):
     cases, _ = collplan._core.sweep_cases(alg["name"], 16)
+    if not cases and alg["collective"] == "alltoallv":  # the sweep has no matrix: full:16 with an uneven one
+        return "full:16", collplan.schedule(alg["name"], topology="full:16", counts=counts_for(alg, 16))
     if not cases:
         return None
     P, topo, _op, params, root, counts = max(cases, key=lambda c: c[0])
