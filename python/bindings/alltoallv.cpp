@@ -73,7 +73,7 @@ void bind_alltoallv(nb::module_& m) {
     m.def("testset_uniform", &alltoallv::testset_uniform, "ranks"_a, "d"_a, "seed"_a, "units"_a = 1);
     m.def("testset_nonuniform", &alltoallv::testset_nonuniform, "ranks"_a, "d"_a, "max_units"_a, "seed"_a);
     m.def("matrix_stats", &stats_dict, "matrix"_a);
-    m.def("alltoallv_plan", &plan_dict, "name"_a, "matrix"_a, "seed"_a = 1, "cutoff_pct"_a = 150);
+    m.def("alltoallv_plan", &plan_dict, "name"_a, "matrix"_a, "seed"_a = 1, "cutoff_pct"_a = 200);
     m.def("simulate_drs_n", [](const std::vector<uint64_t>& mat, const std::string& topo, const std::string& model_spec,
                                double unit_bytes, uint64_t seed, double am_s, double handler_s, double retry_delay_s) {
         const int P = ranks_of(mat);

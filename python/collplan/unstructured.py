@@ -5,8 +5,9 @@ message of m units to rank j (Wang, Lin, Ranka, CM-5 1993, sec. 2.1). Here a mat
 
 - read_matrix(path): dense text/CSV, Matrix Market coordinate (.mtx), JSON (.json); one-line errors.
 - matrix_from_spec(spec): a file, or a generator: ``testset1:P=32,d=4,seed=1``, ``testset2:P=32,d=4,seed=1``
-  (sizes 1..max_units, default 32), ``mesh:P=32,refine=2,seed=1`` (test set 3: pyamg's airfoil mesh, refined,
-  partitioned by METIS; COM(p, q) = boundary values part q needs from part p).
+  (sizes 1..max_units, default 32), ``mesh:P=32,refine=2,seed=1[,layers=1,part=metis]`` (test set 3: pyamg's
+  airfoil mesh, refined, as a 2-D triangulation or extruded into a 3-D wing section of `layers` layers,
+  partitioned by METIS or recursive coordinate bisection; COM(p, q) = boundary values part q needs from part p).
 - stats(matrix): the paper's statistics; generate_recv_cost(): both ways of building recvl, priced.
 - drs_n(): the DRS_N protocol simulation with the machine's active-message constants.
 """
@@ -255,48 +256,121 @@ class _quiet:
             os.close(saved)
 
 
-def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None) -> tuple[Matrix, dict]:
-    """Test set 3: the airfoil mesh's vertex graph partitioned into P parts by METIS; COM(p, q) = the number of
-    vertices of part p adjacent to part q (the boundary values q needs from p each iteration)."""
-    try:
-        import pymetis
-    except ImportError:
-        raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
-    _in_ranges("mesh", P=P, refine=refine, seed=seed)
-    if 0 <= refine < len(MESH_POINTS) and MESH_POINTS[refine] < MESH_POINTS_PER_PART * P:
-        enough = [r for r, n in enumerate(MESH_POINTS) if n >= MESH_POINTS_PER_PART * P]
+MESH_PARTS = ("metis", "rcb")
+MESH_MAX_LAYERS = 1000
+
+
+def _wing_adjacency(verts: list, tris: list, layers: int) -> tuple[list[set], list[tuple]]:
+    """The vertex graph of the airfoil triangulation extruded into `layers` layers of prisms, each prism split into
+    three tetrahedra (the diagonal of every side face joins the higher-numbered vertex below to the lower-numbered
+    one above, so that neighbouring prisms agree: a conforming tetrahedral mesh). The span is the width of the 2-D
+    domain, so the wing section fills a cube. Returns (adjacency sets, point coordinates)."""
+    n = len(verts)
+    xs = [v[0] for v in verts]
+    span = max(xs) - min(xs)
+    dz = span / (layers - 1) if layers > 1 else 0.0
+    pts = [(verts[i][0], verts[i][1], l * dz) for l in range(layers) for i in range(n)]
+    adj = [set() for _ in pts]
+
+    def clique(vs):
+        for a in vs:
+            adj[a].update(b for b in vs if b != a)
+    for l in range(layers):
+        base = l * n
+        for t in tris:
+            a, b, c = sorted(t)
+            clique((base + a, base + b, base + c))
+            if l + 1 < layers:
+                up = base + n
+                for tet in ((base + a, base + b, base + c, up + a), (base + b, base + c, up + a, up + b),
+                            (base + c, up + a, up + b, up + c)):
+                    clique(tet)
+    return adj, pts
+
+
+def _rcb(pts: list, P: int) -> list[int]:
+    """Recursive coordinate bisection: cut the points perpendicular to the axis of their largest extent, at the
+    point that splits the parts in proportion (floor(k/2) : ceil(k/2)), and recurse; ties broken by index."""
+    part = [0] * len(pts)
+    stack = [(list(range(len(pts))), P, 0)]
+    while stack:
+        ids, k, first = stack.pop()
+        if k == 1:
+            for i in ids:
+                part[i] = first
+            continue
+        ext = [max(pts[i][a] for i in ids) - min(pts[i][a] for i in ids) for a in range(3)]
+        ax = max(range(3), key=lambda a: (ext[a], -a))
+        ids.sort(key=lambda i: (pts[i][ax], i))
+        k1 = k // 2
+        h = len(ids) * k1 // k
+        stack.append((ids[:h], k1, first))
+        stack.append((ids[h:], k - k1, first + k1))
+    return part
+
+
+def mesh_matrix(P: int, refine: int = 2, seed: int = 1, max_memory=None, layers: int = 1,
+                part: str = "metis") -> tuple[Matrix, dict]:
+    """Test set 3: the airfoil mesh's vertex graph partitioned into P parts; COM(p, q) = the number of vertices of
+    part p adjacent to part q (the boundary values q needs from p each iteration).
+
+    layers = 1: the 2-D triangulation (refined `refine` times). layers > 1: a 3-D wing section, the triangulation
+    extruded into `layers` layers of tetrahedra spanning a cube (the paper's samples come from a 3-D Euler solver,
+    its ref. [9]; see docs/unstructured.md for why 3-D). part: 'metis' (pymetis, seeded) or 'rcb' (recursive
+    coordinate bisection, the geometric partitioner of the time; seed unused)."""
+    _in_ranges("mesh", P=P, refine=refine, seed=seed, layers=layers)
+    if part not in MESH_PARTS:
+        raise CollplanError(f"mesh part={part} is invalid (allowed: {', '.join(MESH_PARTS)})")
+    if part == "metis":
+        try:
+            import pymetis
+        except ImportError:
+            raise CollplanError("test set 3 needs pymetis (pip install pymetis; `make install` does it)") from None
+    points = MESH_POINTS[refine] * layers if 0 <= refine < len(MESH_POINTS) else 0
+    if points < MESH_POINTS_PER_PART * P:
+        enough = [r for r, n in enumerate(MESH_POINTS) if n * layers >= MESH_POINTS_PER_PART * P]
         raise CollplanError(
-            f"mesh:P={P},refine={refine}: the mesh has {MESH_POINTS[refine]} points, fewer than "
-            f"{MESH_POINTS_PER_PART} per part (allowed: P <= {MESH_POINTS[refine] // MESH_POINTS_PER_PART} at "
-            f"refine={refine}; " + (f"refine={enough[0]} has enough points for P={P})" if enough else
-                                    f"P <= {MESH_POINTS[-1] // MESH_POINTS_PER_PART} at refine={len(MESH_POINTS) - 1})"))
+            f"mesh:P={P},refine={refine}" + (f",layers={layers}" if layers > 1 else "") + f": the mesh has {points} "
+            f"points, fewer than {MESH_POINTS_PER_PART} per part (allowed: P <= {points // MESH_POINTS_PER_PART} "
+            f"here; " + (f"refine={enough[0]} has enough points for P={P})" if enough else
+                         f"more layers, or P <= {MESH_POINTS[-1] * layers // MESH_POINTS_PER_PART} at "
+                         f"refine={len(MESH_POINTS) - 1})"))
     require_matrix(P, f"mesh:P={P}", max_memory)
+    limits.require(float(points) * 200.0, f"mesh:P={P},refine={refine},layers={layers}: {points} points",
+                   max_memory)
     verts, tris = airfoil_mesh(refine)
-    adj = [set() for _ in verts]
-    for t in tris:
-        for a in t:
-            adj[a].update(b for b in t if b != a)
+    if layers == 1:
+        adj = [set() for _ in verts]
+        for t in tris:
+            for a in t:
+                adj[a].update(b for b in t if b != a)
+        pts = [(x, y, 0.0) for x, y in verts]
+    else:
+        adj, pts = _wing_adjacency(verts, tris, layers)
     if P == 1:
-        part = [0] * len(verts)
+        parts = [0] * len(adj)
+    elif part == "rcb":
+        parts = _rcb(pts, P)
     else:
         with _quiet():  # METIS prints its complaints to the C library's stdout
-            part = list(pymetis.part_graph(P, adjacency=[sorted(s) for s in adj],
-                                           options=pymetis.Options(seed=seed))[1])
-        if len(set(part)) != P:
-            raise CollplanError(f"mesh:P={P},refine={refine}: METIS left {P - len(set(part))} of the {P} parts "
-                                "empty (allowed: fewer parts, or a larger refine)")
+            parts = list(pymetis.part_graph(P, adjacency=[sorted(s) for s in adj],
+                                            options=pymetis.Options(seed=seed))[1])
+    if len(set(parts)) != P:
+        raise CollplanError(f"mesh:P={P},refine={refine}: {part.upper()} left {P - len(set(parts))} of the {P} "
+                            "parts empty (allowed: fewer parts, or a larger refine)")
     rows = [[0] * P for _ in range(P)]
     for v, nb in enumerate(adj):
-        for q in {part[u] for u in nb} - {part[v]}:
-            rows[part[v]][q] += 1
-    return rows, {"points": len(verts), "triangles": len(tris), "refine": refine}
+        for q in {parts[u] for u in nb} - {parts[v]}:
+            rows[parts[v]][q] += 1
+    return rows, {"points": len(adj), "triangles": len(tris), "refine": refine, "layers": layers, "part": part}
 
 
 _SPEC = re.compile(r"^(testset1|testset2|mesh):(.*)$")
 _KEYS = {"testset1": {"P": 32, "d": 4, "seed": 1, "units": 1}, "testset2": {"P": 32, "d": 4, "seed": 1, "max_units": 32},
-         "mesh": {"P": 32, "refine": 2, "seed": 1}}
+         "mesh": {"P": 32, "refine": 2, "seed": 1, "layers": 1, "part": "metis"}}
 _RANGES = {"P": (1, 1 << 22), "d": (0, (1 << 22) - 1), "seed": (0, (1 << 64) - 1), "units": (1, MAX_UNITS),
-           "max_units": (1, MAX_UNITS), "refine": (0, len(MESH_POINTS) - 1)}  # P: the core's kMaxNodes
+           "max_units": (1, MAX_UNITS), "refine": (0, len(MESH_POINTS) - 1),
+           "layers": (1, MESH_MAX_LAYERS)}  # P: the core's kMaxNodes
 
 
 def matrix_from_spec(spec: str, ranks: int | None = None, max_memory=None) -> Matrix:
@@ -319,12 +393,15 @@ def matrix_from_spec(spec: str, ranks: int | None = None, max_memory=None) -> Ma
             args[k] = int(v, 10)
         except ValueError:
             args[k] = v
+    part = args.pop("part", None)
+    if part is not None and part not in MESH_PARTS:
+        raise CollplanError(f"matrix spec '{spec}': part={part} is invalid (allowed: {', '.join(MESH_PARTS)})")
     _in_ranges(f"matrix spec '{spec}'", **args)
     if kind == "testset1":
         return testset1(args["P"], args["d"], args["seed"], args["units"], max_memory)
     if kind == "testset2":
         return testset2(args["P"], args["d"], args["seed"], args["max_units"], max_memory)
-    return mesh_matrix(args["P"], args["refine"], args["seed"], max_memory)[0]
+    return mesh_matrix(args["P"], args["refine"], args["seed"], max_memory, args["layers"], part)[0]
 
 
 # ------------------------------------------------------------------------------------------------- statistics
@@ -334,7 +411,7 @@ def stats(matrix: Matrix) -> dict:
     return _core.matrix_stats(flat(matrix))
 
 
-def plan(name: str, matrix: Matrix, seed: int = 1, cutoff_pct: int = 150) -> dict:
+def plan(name: str, matrix: Matrix, seed: int = 1, cutoff_pct: int = 200) -> dict:
     """Phases of a phased algorithm (linear_permutation, random_schedule, random_schedule_heap, edge_coloring):
     {'phases': [[(src, dst, units), ...], ...], 'work': scheduling steps, 'check': '' if valid}."""
     return _core.alltoallv_plan(name, flat(matrix), seed, cutoff_pct)

@@ -157,7 +157,7 @@ TEST(Alltoallv, SameSeedSameScheduleOtherSeedOther) {
 TEST(Alltoallv, HeapCutoffSplitsLargeMessages) {
     Matrix m(4 * 4, 0);
     m[0 * 4 + 1] = 100, m[2 * 4 + 3] = 2, m[3 * 4 + 2] = 2, m[1 * 4 + 0] = 2;
-    const auto split = alltoallv::plan_random_heap(m, 4, 1, 100);  // mean of phase 1 = 26.5: 100 is cut at 27
+    const auto split = alltoallv::plan_random_heap(m, 4, 1, 100);  // mean length 26.5: 100 is cut at 27
     const auto whole = alltoallv::plan_random_heap(m, 4, 1, 0);
     EXPECT_EQ(whole.phases.size(), 1u);
     EXPECT_GT(split.phases.size(), 1u);

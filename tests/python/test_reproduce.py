@@ -34,6 +34,38 @@ def test_quick_reproduction(name, tmp_path):
     doc = json.loads((tmp_path / f"{name}.json").read_text())
     for c in doc["claims"]:
         assert c["holds"] or not c["required"], c
+        assert {"paper", "collplan", "comparison", "holds"} <= set(c), c  # every claim prints both numbers
+    CHECKS.get(name, lambda doc: None)(doc)
     report = reproduce.run(name, quick=True)
     for fig in report.figures:
         assert (tmp_path / f"{fig}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_claims_verdict_comes_from_its_numbers():
+    from collplan.reproduce import Claim, ranking
+    assert not Claim("torgos 3.04 us/B", 3.04, 4.28, "~", 0.25).holds
+    assert Claim("torgos 3.04 us/B", 3.04, 3.5, "~", 0.25).holds
+    assert Claim("faster", 1.0, 0.99, "<").holds and not Claim("faster", 1.0, 1.0, "<").holds
+    assert Claim("ranking", "a < b", ranking({"a": 1.0, "b": 2.0})).holds
+    assert not Claim("ranking", "a < b", ranking({"a": 1.0, "b": 1.0})).holds  # a tie is not an order: 'a = b'
+    assert Claim("in", (1, 2), 1.5, "in").holds and not Claim("in", (1, 2), 2.5, "in").holds
+    with pytest.raises(TypeError):
+        Claim("verdict passed in", 1.0, 2.0, holds=True)
+    with pytest.raises(ValueError):
+        Claim("bad comparison", 1.0, 2.0, "~=")
+    d = Claim("x", 2.0, 1.0, ">=", 0.1, "ms", required=True).as_dict()
+    assert (d["paper"], d["collplan"], d["holds"], d["required"], d["comparison"]) == (2.0, 1.0, False, True,
+                                                                                      "collplan >= paper - 10%")
+
+
+
+def _unstructured(doc):
+    """The RS_NH phase counts of Table 5 are among the claims and agree within 10%; every 'fastest' claim names
+    the paper's winner (RS_NH), whatever collplan's is."""
+    t5 = [c for c in doc["claims"] if c["text"].startswith("RS_NH phases (Table 5")]
+    assert [c["paper"] for c in t5] == [5.66, 19.1, 34.56] and all(c["holds"] for c in t5)
+    fastest = [c for c in doc["claims"] if "the fastest of AC, LP" in c["text"]]
+    assert fastest and all(c["paper"] == "RS_NH" for c in fastest)
+
+
+CHECKS = {"unstructured-cm5": _unstructured}

@@ -87,6 +87,39 @@ def test_mesh_partition_matrix():
     assert all(m[i][i] == 0 for i in range(16))
 
 
+def test_mesh_3d_wing_rcb_has_the_papers_statistics():
+    # Test set 3 of the reproduction: the paper's 2800-point sample has 9.25 messages per processor (max 15, min 3)
+    # of 14.2 units on average (max 36); the 2-D partition has about 4.8.
+    m, info = u.mesh_matrix(32, refine=0, layers=9, part="rcb")
+    st = u.stats(m)
+    assert info["points"] == 322 * 9
+    assert abs(st["avg_sent"] - 9.25) / 9.25 < 0.25 and abs(st["avg_len"] - 14.2) / 14.2 < 0.25
+    assert st["max_sent"] >= 12 and st["min_len"] == 1
+    assert u.stats(u.mesh_matrix(32, refine=2)[0])["avg_sent"] < 6  # the 2-D mesh: about 5 neighbours a part
+    assert all((m[i][j] > 0) == (m[j][i] > 0) and m[i][i] == 0 for i in range(32) for j in range(32))
+    assert u.matrix_from_spec("mesh:P=32,refine=0,layers=9,part=rcb") == m
+    with pytest.raises(CollplanError, match="part=kway is invalid"):
+        u.matrix_from_spec("mesh:P=32,refine=0,part=kway")
+    with pytest.raises(CollplanError, match="layers=0"):
+        u.mesh_matrix(32, refine=0, layers=0)
+
+
+def test_rs_nh_cutoff_keeps_test_set_2_whole_and_splits_the_mesh():
+    # Table 5: RS_NH's phases on test set 2 are what heap order needs without splitting (the cut-off, twice the
+    # mean length, is above nearly every message of 1..32 units); the meshes' long boundaries are split (Table 6).
+    for d in (4, 16):
+        for seed in (1, 2):
+            m = u.testset2(32, d, seed)
+            whole = len(u.plan("random_schedule_heap", m, seed=seed, cutoff_pct=0)["phases"])
+            assert len(u.plan("random_schedule_heap", m, seed=seed)["phases"]) <= whole + 1
+    m, _ = u.mesh_matrix(32, refine=0, layers=9, part="rcb")
+    plan = u.plan("random_schedule_heap", m, seed=1)
+    pieces = sum(len(ph) for ph in plan["phases"])
+    assert plan["check"] == "" and pieces > u.stats(m)["messages"]
+    cut = -(-2 * u.stats(m)["total_units"] // u.stats(m)["messages"])
+    assert max(x[2] for ph in plan["phases"] for x in ph) <= cut
+
+
 # ------------------------------------------------------------------------------------------------- the sweep
 @pytest.mark.parametrize("name", STATIC)
 def test_every_static_schedule_verifies_on_mesh_matrices(name):

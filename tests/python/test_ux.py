@@ -266,8 +266,9 @@ def test_schedule_from_stdin():
 # ------------------------------------------------------------------------------------------- reproduce
 def _fake_report(holds: bool, required: bool) -> Report:
     return Report(title="fake", columns=["a", "b"], rows=[[1, 2.5]],
-                  claims=[Claim("the fast claim holds", True, required=True),
-                          Claim("the slow claim holds", holds, "by 3%", required=required)])
+                  claims=[Claim("the fast claim holds", 1.0, 1.0, required=True),
+                          Claim("the slow claim holds", 1.0, 1.02 if holds else 1.04, "~", 0.03,
+                                required=required)])
 
 
 @pytest.mark.parametrize("holds,required,code", [(True, True, 0), (False, False, 0), (False, True, 1)])
