@@ -204,6 +204,45 @@ TEST(SimFlow, TwoFlowsHalveALink) {
     expect_us(r.time_s, 2 + 2);  // startup, then 2000 bytes through link 1->2 at 1 B/ns
 }
 
+// SimGrid CM02's sharing (bench/simgrid_compare.py): weights 1/hops and 5% of the rate on the reverse route.
+TEST(SimFlow, RttWeightsShareInverselyToHops) {
+    // line:3: A 0->2 (2 hops, weight 1/2) and B 1->2 (1 hop, weight 1) share link 1->2: A gets 1/3, B 2/3 of it.
+    // B ends at 1.5 us; A has 500 bytes left, alone: 2 us. Plain max-min: both at 1/2, both end at 2 us.
+    Schedule s = blank(3);
+    RankBuilder(s, 0).send(2, 0, {in(0)});
+    RankBuilder(s, 1).send(2, 0, {in(0)});
+    RankBuilder b2(s, 2);
+    b2.recv(0, 0, {out(0)});
+    b2.recv(1, 0, {out(1)});
+    const auto w = run(s, "line:3", kUnit, "node_contention=0,sharing=rtt", Fidelity::flow, 1000);
+    expect_us(w.rank_time_s[1], 1.5);
+    expect_us(w.rank_time_s[0], 2);
+    const auto m = run(s, "line:3", kUnit, "node_contention=0", Fidelity::flow, 1000);
+    expect_us(m.rank_time_s[1], 2);
+    expect_us(m.rank_time_s[0], 2);
+}
+
+TEST(SimFlow, CrosstrafficUsesTheReverseRoute) {
+    // line:2, A 0->1 and B 1->0: link 0->1 carries A and 5% of B (its acks), so both run at 1/1.05 B/ns.
+    Schedule s = blank(2);
+    RankBuilder b0(s, 0);
+    b0.send(1, 0, {in(0)});
+    b0.recv(1, 0, {out(0)});
+    RankBuilder b1(s, 1);
+    b1.send(0, 0, {in(0)});
+    b1.recv(0, 0, {out(0)});
+    expect_us(run(s, "line:2", kUnit, "crosstraffic=0.05", Fidelity::flow, 1000).time_s, 1.05);
+    expect_us(run(s, "line:2", kUnit, "", Fidelity::flow, 1000).time_s, 1);
+    // One way only: the acks cross an idle link, the flow keeps the whole link.
+    Schedule one = blank(2);
+    RankBuilder(one, 0).send(1, 0, {in(0)});
+    RankBuilder(one, 1).recv(0, 0, {out(0)});
+    expect_us(run(one, "line:2", kUnit, "crosstraffic=0.05", Fidelity::flow, 1000).time_s, 1);
+    EXPECT_EQ(sim::parse_net_params("sharing=rtt,crosstraffic=0.05").spec(), "sharing=rtt,crosstraffic=0.05");
+    EXPECT_THROW(sim::parse_net_params("crosstraffic=-1"), Error);
+    EXPECT_THROW(sim::parse_net_params("sharing=tcp"), Error);
+}
+
 // ---- the cross-check: estimate == flow where no two messages share a link -------------------------------------
 TEST(SimFlow, EqualsTheEstimateWithoutLinkSharing) {
     const std::string model = "hockney:alpha=1.5us,beta=0.25ns/B";

@@ -13,7 +13,7 @@
 namespace collplan::sim {
 namespace {
 
-enum class Unit : uint8_t { time, per_byte, size, count, flag, real, choice };
+enum class Unit : uint8_t { time, per_byte, size, count, flag, real, fraction, choice };  // real > 0, fraction >= 0
 
 struct Key {
     const char* name;
@@ -46,6 +46,8 @@ const std::vector<Key>& keys() {
         int_key("cpus", Unit::count, &NetParams::cpus, 1, 127),
         real_key("link_bw", Unit::per_byte, &NetParams::link_s_per_byte),
         int_key("node_contention", Unit::flag, &NetParams::node_contention, 0, 1),
+        int_key("sharing", Unit::choice, &NetParams::sharing, 0, 2, {"maxmin", "rtt"}),
+        real_key("crosstraffic", Unit::fraction, &NetParams::crosstraffic),
         int_key("mtu", Unit::size, &NetParams::mtu, 1, int64_t(1) << 30),
         int_key("header", Unit::size, &NetParams::header, 0, int64_t(1) << 20),
         int_key("flit", Unit::size, &NetParams::flit, 1, int64_t(1) << 20),
@@ -95,7 +97,8 @@ std::string value_text(const Key& k, const NetParams& p) {
             if (gb_per_s > 1e-290 && gb_per_s < 1e290) return number(gb_per_s) + "GB/s";
             return seconds_text(k.real_field(q)) + "/B";
         }
-        case Unit::real: return number(k.real_field(q));
+        case Unit::real:
+        case Unit::fraction: return number(k.real_field(q));
         case Unit::size: return std::to_string(k.get_int(p)) + "B";
         case Unit::choice: return k.names[static_cast<size_t>(k.get_int(p))];
         default: return std::to_string(k.get_int(p));

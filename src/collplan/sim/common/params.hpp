@@ -13,6 +13,7 @@ namespace collplan::sim {
 enum class Switching : uint8_t { vct, wormhole };
 enum class Pacing : uint8_t { none, gap, hops };
 enum class Arbitration : uint8_t { round_robin, random };
+enum class Sharing : uint8_t { maxmin, rtt };
 
 struct NetParams {
     // All fidelities.
@@ -24,6 +25,8 @@ struct NetParams {
     // flow and packet
     double link_s_per_byte = -1;     // link bandwidth as time per byte; < 0 = the model's per_byte_s()
     bool node_contention = true;     // flow: a node receives on at most `ports` messages at once
+    Sharing sharing = Sharing::maxmin;  // flow: plain max-min, or weighted by 1/hops (SimGrid CM02's RTT weights)
+    double crosstraffic = 0;         // flow: a flow also uses this fraction of its rate on the reverse route (acks)
     // packet
     uint64_t mtu = 2048;             // payload bytes per packet
     uint64_t header = 0;             // header bytes added to every packet

@@ -6,6 +6,13 @@
 // Max-min fairness by progressive filling: every link with unfrozen flows offers the share (remaining capacity /
 // unfrozen flows); the smallest share freezes the flows of its link at that rate and is taken from every other link
 // they cross; repeat. A heap of shares (stale entries skipped) makes it O((links + flow-hops) log links).
+//
+// Two options generalise it to SimGrid's CM02 model (docs/simulation.md, "Checked against SimGrid"): with
+// sharing=rtt a flow of h hops has the weight w = 1/h (CM02 shares a link in inverse proportion to the route's
+// latency; the topologies here have one latency per link), and with crosstraffic=c it also uses c times its rate on
+// every link of the reverse route (SimGrid's network/crosstraffic, the acks, c = 0.05 there). A link's usage is then
+// the sum of w (forward) and c w (reverse) over its unfrozen flows, its share cap / usage, and a flow frozen at
+// share s gets the rate s w. With the defaults (w = 1, c = 0) the usage is the flow count, exactly as before.
 #include "collplan/sim/flow/flow.hpp"
 
 #include <algorithm>
@@ -22,11 +29,13 @@ enum Kind : uint8_t { kBegin = kNetworkKinds, kUpdate };
 
 struct Flow {
     uint32_t msg;
-    uint32_t route_begin, route_len;  // into the route pool
+    uint32_t route_begin, route_len;  // into the route pool; the reverse route (crosstraffic) follows it
     double remaining;                 // bytes
     double rate = 0;                  // bytes per ps
     Time finish;
     bool frozen = false;
+    uint32_t back_len = 0;            // links of the reverse route
+    double weight = 1;                // max-min weight (sharing=rtt: 1 / hops)
 };
 
 class FlowNet final : public Network {
@@ -44,19 +53,24 @@ private:
     void rates();
     void schedule_update(Time t);
     std::span<const int32_t> route(const Flow& f) const { return {routes_.data() + f.route_begin, f.route_len}; }
+    std::span<const int32_t> back(const Flow& f) const {
+        return {routes_.data() + f.route_begin + f.route_len, f.back_len};
+    }
 
     const Topology& topo_;
     const Model& model_;
     SimQueue& q_;
     Host& host_;
     const double ps_per_byte_;      // link time per byte
+    const bool rtt_;                // sharing=rtt
+    const double cross_;            // crosstraffic fraction (0: none)
     std::vector<Flow> flows_;       // active flows (unordered)
     std::vector<int32_t> routes_;   // route pool (compacted when it grows)
     Time last_;                     // flows are advanced up to here
     bool update_pending_ = false;
     Time update_at_;
     // per-link scratch
-    std::vector<double> cap_;
+    std::vector<double> cap_, usage_;
     std::vector<uint32_t> count_, offset_, members_, left_;
     std::vector<int32_t> touched_, changed_;
     std::vector<uint8_t> mark_;
@@ -71,12 +85,14 @@ private:
 FlowNet::FlowNet(const Topology& topo, const Model& model, const NetParams& net, SimQueue& q, Host& host, int bins)
     : topo_(topo), model_(model), q_(q), host_(host),
       ps_per_byte_((net.link_s_per_byte > 0 ? net.link_s_per_byte : model.per_byte_s()) * 1e12),
+      rtt_(net.sharing == Sharing::rtt), cross_(net.crosstraffic),
       dirs_(direction_classes(topo)), timeline_(static_cast<int>(dirs_.names.size()), bins),
       per_class_(dirs_.names.size(), 0.0) {
     if (!(ps_per_byte_ > 0))
         throw Error("simulate flow: link bandwidth is infinite (model per-byte time 0); give link_bw in the network spec");
     const auto L = static_cast<size_t>(topo.num_links());
     cap_.assign(L, 0.0);
+    usage_.assign(L, 0.0);
     count_.assign(L, 0);
     left_.assign(L, 0);
     mark_.assign(L, 0);
@@ -115,6 +131,11 @@ void FlowNet::begin(uint32_t id, Time t) {
         link_bytes_[static_cast<size_t>(l.id)] += m.bytes;  // fractional bytes: see Message
     }
     f.route_len = static_cast<uint32_t>(routes_.size()) - f.route_begin;
+    if (rtt_ && f.route_len > 0) f.weight = 1.0 / f.route_len;
+    if (cross_ > 0) {
+        for (const Link& l : topo_.route(m.dst, m.src)) routes_.push_back(l.id);
+        f.back_len = static_cast<uint32_t>(routes_.size()) - f.route_begin - f.route_len;
+    }
     f.finish = t;
     flows_.push_back(f);
     schedule_update(t);
@@ -152,7 +173,8 @@ void FlowNet::update(Time t) {
         std::vector<int32_t> pool;
         for (Flow& f : flows_) {
             const uint32_t b = static_cast<uint32_t>(pool.size());
-            pool.insert(pool.end(), routes_.begin() + f.route_begin, routes_.begin() + f.route_begin + f.route_len);
+            pool.insert(pool.end(), routes_.begin() + f.route_begin,
+                        routes_.begin() + f.route_begin + f.route_len + f.back_len);
             f.route_begin = b;
         }
         routes_.swap(pool);
@@ -171,21 +193,32 @@ void FlowNet::update(Time t) {
 
 void FlowNet::rates() {
     touched_.clear();
-    for (const Flow& f : flows_)
+    for (const Flow& f : flows_) {
         for (int32_t l : route(f))
             if (count_[l]++ == 0) touched_.push_back(l);
+        for (int32_t l : back(f))
+            if (count_[l]++ == 0) touched_.push_back(l);
+    }
     uint32_t total = 0;
-    for (int32_t l : touched_) offset_[l] = total, total += count_[l], cap_[l] = 1.0 / ps_per_byte_;
+    for (int32_t l : touched_) offset_[l] = total, total += count_[l], cap_[l] = 1.0 / ps_per_byte_, usage_[l] = 0;
     members_.resize(total);
     for (uint32_t i = 0; i < flows_.size(); ++i) {
-        flows_[i].frozen = false;
-        for (int32_t l : route(flows_[i])) members_[offset_[l]++] = i;
+        Flow& f = flows_[i];
+        f.frozen = false;
+        for (int32_t l : route(f)) {
+            members_[offset_[l]++] = i;
+            usage_[l] += f.weight;
+        }
+        for (int32_t l : back(f)) {
+            members_[offset_[l]++] = i;
+            usage_[l] += cross_ * f.weight;
+        }
     }
     for (int32_t l : touched_) offset_[l] -= count_[l];  // back to the start of each link's run
     using Item = std::pair<double, int32_t>;
     std::vector<Item> items;
     items.reserve(touched_.size());
-    for (int32_t l : touched_) items.emplace_back(cap_[l] / count_[l], l), left_[l] = count_[l];
+    for (int32_t l : touched_) items.emplace_back(cap_[l] / usage_[l], l), left_[l] = count_[l];
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap(std::greater<Item>(), std::move(items));
     std::vector<int32_t> level;
     while (!heap.empty()) {
@@ -196,26 +229,28 @@ void FlowNet::rates() {
         while (!heap.empty() && heap.top().first <= share * (1 + 1e-9)) {
             const auto [sh, l] = heap.top();
             heap.pop();
-            if (left_[l] > 0 && sh == cap_[l] / left_[l]) level.push_back(l);  // else stale
+            if (left_[l] > 0 && sh == cap_[l] / usage_[l]) level.push_back(l);  // else stale
         }
         changed_.clear();
         for (int32_t l : level) {
-            const double s_l = left_[l] > 0 ? cap_[l] / left_[l] : share;
+            const double s_l = left_[l] > 0 ? cap_[l] / usage_[l] : share;
             for (uint32_t x = offset_[l]; x < offset_[l] + count_[l]; ++x) {
                 Flow& f = flows_[members_[x]];
                 if (f.frozen) continue;
                 f.frozen = true;
-                f.rate = std::max(s_l, 1e-18);  // a share worn to 0 by rounding must not stall the flow
-                for (int32_t o : route(f)) {
-                    cap_[o] = std::max(0.0, cap_[o] - f.rate);
-                    --left_[o];
+                f.rate = std::max(s_l * f.weight, 1e-18);  // a share worn to 0 by rounding must not stall the flow
+                const auto take = [&](int32_t o, double c) {
+                    cap_[o] = std::max(0.0, cap_[o] - c * f.rate);
+                    usage_[o] = --left_[o] > 0 ? std::max(usage_[o] - c * f.weight, 1e-300) : 0.0;
                     if (!mark_[o]) mark_[o] = 1, changed_.push_back(o);
-                }
+                };
+                for (int32_t o : route(f)) take(o, 1.0);
+                for (int32_t o : back(f)) take(o, cross_);
             }
         }
         for (int32_t o : changed_) {
             mark_[o] = 0;
-            if (left_[o] > 0) heap.emplace(cap_[o] / left_[o], o);
+            if (left_[o] > 0) heap.emplace(cap_[o] / usage_[o], o);
         }
     }
     for (int32_t l : touched_) count_[l] = 0;
