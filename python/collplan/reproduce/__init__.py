@@ -93,7 +93,7 @@ class Claim:
         if self.cmp == "in":
             return f"collplan in [{_fmt(self.paper[0])}, {_fmt(self.paper[1])}]"
         if self.cmp in ("==", "~"):
-            return f"within {self.tol:.0%}" if self.tol else "equal"
+            return f"within {self.tol:.0%}" if self.tol else "must equal"
         return f"collplan {self.cmp} paper" + (f" {'+' if self.cmp == '<=' else '-'} {self.tol:.0%}"
                                                 if self.tol else "")
 
