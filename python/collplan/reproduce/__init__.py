@@ -9,6 +9,9 @@ One module per reproduction in this package, defining::
 The framework prints the report, writes ``<out>/<NAME>.csv`` (the table), one PNG per figure (drawn by a
 function(path) that saves with collplan.plot.save_figure) and
 ``<out>/<NAME>.json`` (table, claims, notes), and exits 1 if a claim marked ``required`` does not hold.
+
+A Claim carries the paper's value, collplan's value and how they are compared (``compare``); whether it holds is
+computed from those alone. Statements over several cells are counts ("the paper: all 6 cells; collplan: 2").
 """
 from __future__ import annotations
 
