@@ -62,6 +62,8 @@ test-cpp: $(VENV)/.deps $(MPI_STAMPS)
 # The conformance suite alone (tests/conformance: every program under every algorithm variant of its collective,
 # both MPIs, P = 1..8; it also runs in test-cpp's ctest); the report goes to build/conformance-report.md.
 .PHONY: conformance
+CONFORMANCE_PROGRAMS := allreduce allgather alltoall alltoallv barrier bcast reduce reduce_scatter_block \
+	reduce_scatter allgatherv gather scatter
 conformance: $(VENV)/.deps $(MPI_STAMPS)
 	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"
@@ -69,7 +71,7 @@ conformance: $(VENV)/.deps $(MPI_STAMPS)
 	rm -f build/cpp/conformance/*.md
 	cd build/cpp && ctest -L conformance --output-on-failure; status=$$?; cd ../.. && \
 	  $(PYTHON) tests/conformance/run_conformance.py --merge build/conformance-report.md \
-	    $(foreach a,$(MPI_ABIS),$(foreach p,allreduce allgather alltoall alltoallv barrier,build/cpp/conformance/$(a)_$(p).md)); \
+	    $(foreach a,$(MPI_ABIS),$(foreach p,$(CONFORMANCE_PROGRAMS),build/cpp/conformance/$(a)_$(p).md)); \
 	  exit $$status
 
 test-python: install

@@ -6,7 +6,8 @@
 #   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
 #   ctest conformance_start           fixture: resets the time budget all conformance tests share
 #   ctest conformance_runner_selftest the runner's output parsing, without MPI
-set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier)
+set(COLLPLAN_CONFORMANCE_PROGRAMS allreduce allgather alltoall alltoallv barrier
+    bcast reduce reduce_scatter_block reduce_scatter allgatherv gather scatter)
 # --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
 # -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
 set(conformance_args --jobs 3 --timeout 30 --max-timeouts 3 --budget 480)

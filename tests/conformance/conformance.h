@@ -559,7 +559,7 @@ static inline void cf_red_expected(const cf_red *k, long g, int P, long double o
     long double acc[2] = {0, 0};
     *abs_sum = 0;
     for (int r = 0; r < P; r++) {
-        long double x[2];
+        long double x[2] = {0, 0};
         for (int j = 0; j < k->nslots; j++) x[j] = cf_red_value(k, r, g, j, P);
         /* the value as the type holds it (floats: the input's rounding) */
         for (int j = 0; j < k->nslots; j++) {

@@ -6,12 +6,15 @@
 //   list_algorithms <collective> --ranks 1-8     "spec<TAB>P<TAB>status" per spec and P, status one of
 //       ok                        the algorithm applies to P ranks (as the runtime decides it: full:P, else the
 //                                 first topology of its default families that applies)
-//       ok needs_commutative      allreduce: the schedule is correct for commutative operations only
+//       ok needs_commutative      reductions: the schedule is correct for commutative operations only (rooted
+//                                 collectives: at some root)
 //       ok idempotent_only        allreduce: the schedule is correct for idempotent operations only
 //       n/a <reason>              the algorithm does not apply to P ranks (the library must fall back)
 //   and, for an applicable one, a fourth column: a 64-bit hash of the schedule generated for P (its text form
-//   without the algorithm, params and topology lines) -- specs with equal hashes at one P run the identical
-//   schedule (alltoallv: "-", its schedules depend on the call's count matrix).
+//   without the algorithm, params and topology lines; for a rooted collective the hash of the schedules at every
+//   root 0..P-1, as the programs call it at several roots) -- specs with equal hashes at one P run the identical
+//   schedules. "-" for the collectives whose schedules depend on the call's counts (alltoallv's matrix,
+//   allgatherv's and reduce_scatter's per-rank counts): those are never merged.
 //
 // Exit code 2 and one line on stderr for a bad argument.
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "collplan/algorithms/registry.hpp"
+#include "collplan/schedule/collective.hpp"
 #include "collplan/schedule/text.hpp"
 #include "collplan/verify/sweep.hpp"
 
@@ -66,19 +70,40 @@ std::string status(const Algorithm& a, const std::map<std::string, std::string>&
             for (const std::string& t : family_topologies(fam, P)) specs.push_back(t);
         std::string first_reason;
         for (const std::string& t : specs) {
-            std::vector<uint64_t> matrix;
-            if (a.collective == Collective::alltoallv) matrix.assign(static_cast<size_t>(P) * P, 1);
-            const Problem p{a.collective, P, Topology::parse(t), valid, matrix};
-            const std::string why = a.applies ? a.applies(p) : "";
+            // Counts: a stand-in of ones (the call's counts decide the real schedule: no hash, never merged).
+            const CollectiveInfo& info = describe(a.collective);
+            const std::vector<uint64_t> counts(counts_size(a.collective, P), 1);
+            const Topology topo = Topology::parse(t);
+            // Rooted collectives: the schedule of every root (the programs call them at several roots); the
+            // algorithm applies where it applies at every root, and its flags are those of any root.
+            const int roots = info.rooted ? P : 1;
+            std::string why;
+            for (int root = 0; root < roots && why.empty(); ++root) {
+                Problem p{a.collective, P, topo, valid, counts};
+                p.root = root;
+                why = a.applies ? a.applies(p) : "";
+                if (!why.empty() && info.rooted) why += " (root " + std::to_string(root) + ")";
+            }
             if (!why.empty()) {
                 if (first_reason.empty()) first_reason = why;
                 continue;
             }
             if (a.collective == Collective::alltoallv) return "ok\t-";
-            const Schedule s = a.generate(p);
-            const std::string hash = "\t" + schedule_hash(s);
-            if (s.idempotent_only) return "ok idempotent_only" + hash;
-            if (s.needs_commutative) return "ok needs_commutative" + hash;
+            bool idempotent_only = false, needs_commutative = false;
+            uint64_t h = 1469598103934665603ull;
+            for (int root = 0; root < roots; ++root) {
+                Problem p{a.collective, P, topo, valid, counts};
+                p.root = root;
+                const Schedule s = a.generate(p);
+                idempotent_only |= s.idempotent_only;
+                needs_commutative |= s.needs_commutative;
+                for (char c : schedule_hash(s)) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+            }
+            char buf[17];
+            std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+            const std::string hash = info.counts != Counts::none ? "\t-" : "\t" + std::string(buf);
+            if (idempotent_only) return "ok idempotent_only" + hash;
+            if (needs_commutative) return "ok needs_commutative" + hash;
             return "ok" + hash;
         }
         return "n/a " + first_reason;

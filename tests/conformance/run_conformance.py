@@ -46,6 +46,13 @@ COLLECTIVES = {
     "alltoallv": ("COLLPLAN_ALLTOALLV", ("MPI_Alltoallv", "MPI_Alltoallv_c")),
     "allreduce": ("COLLPLAN_ALLREDUCE", ("MPI_Allreduce", "MPI_Allreduce_c")),
     "barrier": ("COLLPLAN_BARRIER", ("MPI_Barrier",)),
+    "bcast": ("COLLPLAN_BCAST", ("MPI_Bcast", "MPI_Bcast_c")),
+    "reduce": ("COLLPLAN_REDUCE", ("MPI_Reduce", "MPI_Reduce_c")),
+    "reduce_scatter_block": ("COLLPLAN_REDUCE_SCATTER_BLOCK", ("MPI_Reduce_scatter_block", "MPI_Reduce_scatter_block_c")),
+    "reduce_scatter": ("COLLPLAN_REDUCE_SCATTER", ("MPI_Reduce_scatter", "MPI_Reduce_scatter_c")),
+    "allgatherv": ("COLLPLAN_ALLGATHERV", ("MPI_Allgatherv", "MPI_Allgatherv_c")),
+    "gather": ("COLLPLAN_GATHER", ("MPI_Gather", "MPI_Gather_c")),
+    "scatter": ("COLLPLAN_SCATTER", ("MPI_Scatter", "MPI_Scatter_c")),
 }
 
 # Environment for runs of many ranks on few cores (README.md, "MPI settings"); a variable already set wins.
@@ -655,6 +662,21 @@ def self_test() -> int:
     timeout = Run("ring", 2)
     analyse(timeout, None, out.split("\ncollplan")[0], COLLECTIVES["allreduce"][1], "x")
     checks.append((timeout.status == "TIMEOUT" and timeout.last_case == "predef/int/sum", f"timeout: {timeout.why}"))
+    for prog, coll in (("conformance_reduce_scatter_block", "reduce_scatter_block"),
+                       ("conformance_reduce_scatter", "reduce_scatter"), ("conformance_reduce", "reduce"),
+                       ("conformance_allgatherv", "allgatherv"), ("conformance_allgather", "allgather"),
+                       ("conformance_gather", "gather"), ("conformance_scatter", "scatter")):
+        checks.append((guess_collective(prog) == coll, f"collective of {prog}: {guess_collective(prog)}"))
+    rs = Run("ring", 2)
+    analyse(rs, 0, "\n".join(["collplan-stats: MPI_Reduce_scatter collplan=7 native=1",
+                              "collplan-stats: MPI_Reduce_scatter_block collplan=50 native=0",
+                              "collplan-stats: MPI_Reduce_scatter_c collplan=2 native=0",
+                              "collplan-stats: MPI_Reduce collplan=9 native=9",
+                              "collplan-stats: native 1 MPI_Reduce_scatter: non-commutative operation",
+                              "conformance reduce_scatter: 10 checks passed"]),
+            COLLECTIVES["reduce_scatter"][1], "x")
+    checks.append(((rs.collplan, rs.native) == (9, 1) and list(rs.reasons) == ["MPI_Reduce_scatter: non-commutative "
+                   "operation"], f"reduce_scatter stats: {rs.collplan} {rs.native} {rs.reasons}"))
     bad = [what for good, what in checks if not good]
     for what in bad:
         print(f"run_conformance self-test: wrong {what}")
