@@ -11,7 +11,7 @@
  *   inplace/<counts>         MPI_IN_PLACE (own block already in the receive buffer): n=1, uneven, large
  *   mixed/...                different but legal arguments: the last rank receives through
  *                            MPI_Type_contiguous(2, MPI_INT) (half the counts) while the others receive MPI_INT;
- *                            rank 0 sends through it; rank 1 receives a strided vector; also in place
+ *                            rank 0 sends through it; also in place
  *   recv-<type>, send-<type> strided MPI_Type_vector resized to cover its holes, an MPI_INT resized to a non-zero
  *                            lower bound (datatypes in conformance.h), also in place
  *   p2p                      point-to-point traffic around the call
@@ -88,7 +88,6 @@ static void cases(MPI_Comm comm, const char *cn) {
     CASE("inplace/large", K_INT, K_INT, C_LARGE, 0, 1);
     CASE("mixed/last-rank-recv-contig2", K_INT, me == P - 1 ? K_CONTIG2 : K_INT, C_UNEVEN, 0, 0);
     CASE("mixed/rank0-send-contig2", me == 0 ? K_CONTIG2 : K_INT, K_INT, C_UNEVEN, 0, 0);
-    CASE("mixed/rank1-recv-vector", K_INT, me == 1 ? K_VEC : K_INT, C_UNEVEN, 0, 0);
     CASE("mixed/last-rank-contig2/inplace", K_INT, me == P - 1 ? K_CONTIG2 : K_INT, C_UNEVEN, 0, 1);
     CASE("recv-vector-resized", K_INT, K_VEC, C_UNEVEN, 0, 0);
     CASE("recv-vector-resized/inplace", K_INT, K_VEC, C_UNEVEN, 0, 1);

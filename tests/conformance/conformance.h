@@ -6,9 +6,9 @@
  *   - the communicators every case runs on (world, a duplicate, odd/even and reversed-key splits, and for the
  *     data-movement collectives two 2-D Cartesian communicators);
  *   - point-to-point traffic around a collective that must not mix with the collective's own messages;
- *   - conformance_finish(): all ranks agree on the outcome with MPI_Reduce + MPI_Bcast (collectives the PMPI
- *     library does not replace), rank 0 prints "conformance <program>: <n> checks passed" or the failure count,
- *     and the exit code is 0 only when every check on every rank passed.
+ *   - cf_finish(): all ranks agree on the outcome through point-to-point messages (the PMPI library replaces
+ *     collectives, MPI_Reduce and MPI_Bcast among them), rank 0 prints "conformance <program>: <n> checks passed"
+ *     or the failure count, and the exit code is 0 only when every check on every rank passed.
  * With CONFORMANCE_TRACE=1 every rank prints "conformance <program>: rank <r> <seconds> s case <name>" to stderr
  * before each case, so a run that hangs shows where each rank is (the runner sets it); CONFORMANCE_SKIP=a,b leaves out
  * the cases whose names contain a or b (to look past a case that hangs). */
@@ -138,14 +138,28 @@ static inline int cf_check_rc(const char *call, int rc) {
     return 0;
 }
 
-/* Every rank's `bytes` bytes at `buf` must equal rank 0's, byte for byte (rank 0's copy travels by MPI_Bcast,
- * which the PMPI library does not replace). `elem` bytes form one element for the index of a failure. */
-static inline void cf_check_same_bytes_as_rank0(MPI_Comm comm, const void *buf, size_t bytes, size_t elem) {
-    int me;
+/* The bookkeeping's own messages (outcomes, reference copies) are point-to-point with this tag: the PMPI library
+ * replaces collectives (MPI_Bcast and MPI_Reduce too), so none of them may carry the verdict. */
+enum { CF_TAG_OWN = 32000 };
+
+/* Rank 0's `bytes` bytes at `buf` into `out` on every rank of comm (point-to-point). */
+static inline void cf_bcast_p2p(MPI_Comm comm, const void *buf, void *out, int bytes) {
+    int me, P;
     MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &P);
+    if (me == 0) {
+        memmove(out, buf, (size_t)bytes);
+        for (int r = 1; r < P; r++) MPI_Send(out, bytes, MPI_BYTE, r, CF_TAG_OWN, comm);
+    } else {
+        MPI_Recv(out, bytes, MPI_BYTE, 0, CF_TAG_OWN, comm, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Every rank's `bytes` bytes at `buf` must equal rank 0's, byte for byte (rank 0's copy travels point-to-point).
+ * `elem` bytes form one element for the index of a failure. */
+static inline void cf_check_same_bytes_as_rank0(MPI_Comm comm, const void *buf, size_t bytes, size_t elem) {
     unsigned char *ref = malloc(bytes ? bytes : 1);
-    if (me == 0) memcpy(ref, buf, bytes);
-    MPI_Bcast(ref, (int)bytes, MPI_BYTE, 0, comm);
+    cf_bcast_p2p(comm, buf, ref, (int)bytes);
     const unsigned char *b = buf;
     for (size_t i = 0; i < bytes; i += elem) {
         cf_checks++;
@@ -695,9 +709,16 @@ static inline int cf_red_predefined_kinds(cf_red *out) {
 
 /* ---- the end ---------------------------------------------------------------------------------------------- */
 static inline int cf_finish(void) {
-    long long mine[2] = {cf_checks, cf_failed}, sum[2] = {0, 0};
-    MPI_Reduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Bcast(sum, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    long long mine[2] = {cf_checks, cf_failed}, sum[2] = {cf_checks, cf_failed};
+    if (cf_world_rank == 0)
+        for (int r = 1; r < cf_world_size; r++) {
+            long long x[2];
+            MPI_Recv(x, 2, MPI_LONG_LONG, r, CF_TAG_OWN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            sum[0] += x[0], sum[1] += x[1];
+        }
+    else
+        MPI_Send(mine, 2, MPI_LONG_LONG, 0, CF_TAG_OWN, MPI_COMM_WORLD);
+    cf_bcast_p2p(MPI_COMM_WORLD, sum, sum, (int)sizeof sum);
     if (cf_world_rank == 0) {
         if (sum[1] == 0)
             printf("conformance %s: %lld checks passed\n", cf_prog, sum[0]);

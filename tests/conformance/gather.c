@@ -9,10 +9,11 @@
  *   inplace/n=0,5,1200       MPI_IN_PLACE at the root (its own block already in the receive buffer; its send count
  *                            and type, ignored, are 0 and MPI_DATATYPE_NULL)
  *   mixed/...                different but legal arguments: the root receives MPI_Type_contiguous(2, MPI_INT) x n
- *                            per rank while the others send 2n MPI_INT; rank 0 sends n contig2 while the root
- *                            receives 2n MPI_INT; the root receives through a strided vector
- *   recv-<type>, send-<type> strided MPI_Type_vector resized to cover its holes, an MPI_INT resized to a non-zero
- *                            lower bound (datatypes in conformance.h), also in place
+ *                            per rank (in place) while the others send 2n MPI_INT; rank 0 sends n contig2 while the
+ *                            root receives 2n MPI_INT
+ *   recv-<type>, send-<type> strided MPI_Type_vector resized to cover its holes (the root receives through it in
+ *                            place while the others send MPI_INT), an MPI_INT resized to a non-zero lower bound
+ *                            (datatypes in conformance.h)
  *   (the cases with derived datatypes run at every root on world, at one root on each other communicator)
  *   p2p                      point-to-point traffic around the call (root: the middle rank)
  *   repeat                   1000 calls of one int on world, the root moving every call, every third in place
@@ -75,10 +76,8 @@ static void cases(MPI_Comm comm, const char *cn) {
         }
         if (!cf_derived_at_root(cn, ri, nroots)) continue;
         const int R = me == root;
-        CASE("mixed/root-recv-contig2", K_INT, 6, R ? K_CONTIG2 : K_INT, R ? 3 : 6, M_BUF);
         CASE("mixed/root-recv-contig2/inplace", K_INT, 6, R ? K_CONTIG2 : K_INT, R ? 3 : 6, M_INPLACE);
         CASE("mixed/rank0-send-contig2", me == 0 ? K_CONTIG2 : K_INT, me == 0 ? 3 : 6, K_INT, 6, M_NULL);
-        CASE("mixed/root-recv-vector", K_INT, 4, R ? K_VEC : K_INT, R ? 2 : 4, M_BUF);
         CASE("recv-vector-resized/inplace", K_INT, 6, K_VEC, 3, M_INPLACE);
         CASE("send-vector-resized", K_VEC, 3, K_INT, 6, M_NULL);
         CASE("recv-resized-lb", K_INT, 3, K_RESLB, 3, M_BUF);

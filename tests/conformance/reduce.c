@@ -13,6 +13,7 @@
  *                                 MPI_Type_contiguous(2, MPI_INT)
  *   vector-resized/user-noncommutative/inplace   the same on a strided MPI_Type_vector resized (holes untouched)
  *   resized-lb/user-commutative   sum mod a prime on an MPI_INT resized to a non-zero lower bound, NULL at non-roots
+ *                                 (these two at every root on world, at one root on each other communicator)
  *   double/mixed-magnitude-sum, float/.../inplace   1e16, 1, -1e16, 1e-3 patterns: finite, within (P-1) eps
  *                                 sum|x| of the exact sum (the bound of any order), and a second identical call
  *                                 gives the bitwise identical result (MPI's advice: same arguments, same result)
@@ -80,8 +81,10 @@ static void cases(MPI_Comm comm, const char *cn) {
         red_case(comm, cn, "", &sum, 5, root, M_INPLACE);
         red_case(comm, cn, "", &sum, 1200, root, M_INPLACE_IDIOM);
         red_case(comm, cn, "", &affine2, 5, root, M_BUF);
-        red_case(comm, cn, "", &affinev, 3, root, M_INPLACE);
-        red_case(comm, cn, "", &modlb, 4, root, M_NULL);
+        if (cf_derived_at_root(cn, ri, nroots)) {
+            red_case(comm, cn, "", &affinev, 3, root, M_INPLACE);
+            red_case(comm, cn, "", &modlb, 4, root, M_NULL);
+        }
         red_case(comm, cn, "", &dsum, 61, root, M_BUF);
         red_case(comm, cn, "", &fsum, 7, root, M_INPLACE);
     }

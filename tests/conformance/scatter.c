@@ -8,10 +8,11 @@
  *   inplace/n=0,5,1200       MPI_IN_PLACE as the root's receive buffer (its receive count and type, ignored, are 0
  *                            and MPI_DATATYPE_NULL): the root receives nothing, its block stays in the send buffer
  *   mixed/...                different but legal arguments: the root sends MPI_Type_contiguous(2, MPI_INT) x n per
- *                            rank while the others receive 2n MPI_INT; rank 0 receives n contig2 while the root
- *                            sends 2n MPI_INT; the root sends from a strided vector
- *   send-<type>, recv-<type> strided MPI_Type_vector resized to cover its holes, an MPI_INT resized to a non-zero
- *                            lower bound (datatypes in conformance.h), also in place
+ *                            rank (in place) while the others receive 2n MPI_INT; rank 0 receives n contig2 while
+ *                            the root sends 2n MPI_INT
+ *   send-<type>, recv-<type> strided MPI_Type_vector resized to cover its holes (the root sends from it in place
+ *                            while the others receive MPI_INT), an MPI_INT resized to a non-zero lower bound
+ *                            (datatypes in conformance.h)
  *   (the cases with derived datatypes run at every root on world, at one root on each other communicator)
  *   p2p                      point-to-point traffic around the call (root: the middle rank)
  *   repeat                   1000 calls of one int on world, the root moving every call, every third in place
@@ -74,10 +75,8 @@ static void cases(MPI_Comm comm, const char *cn) {
         }
         if (!cf_derived_at_root(cn, ri, nroots)) continue;
         const int R = me == root;
-        CASE("mixed/root-send-contig2", R ? K_CONTIG2 : K_INT, R ? 3 : 6, K_INT, 6, M_BUF);
         CASE("mixed/root-send-contig2/inplace", R ? K_CONTIG2 : K_INT, R ? 3 : 6, K_INT, 6, M_INPLACE);
         CASE("mixed/rank0-recv-contig2", K_INT, 6, me == 0 ? K_CONTIG2 : K_INT, me == 0 ? 3 : 6, M_NULL);
-        CASE("mixed/root-send-vector", R ? K_VEC : K_INT, R ? 2 : 4, K_INT, 4, M_BUF);
         CASE("send-vector-resized/inplace", K_VEC, 3, K_INT, 6, M_INPLACE);
         CASE("recv-vector-resized", K_INT, 6, K_VEC, 3, M_NULL);
         CASE("send-resized-lb", K_RESLB, 3, K_INT, 3, M_BUF);
