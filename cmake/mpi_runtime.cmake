@@ -18,7 +18,7 @@ if(COLLPLAN_MPI_HOMES AND COLLPLAN_TESTS)
 endif()
 
 file(GLOB COLLPLAN_MPI_SOURCES CONFIGURE_DEPENDS src/collplan/runtime/mpi/*.cpp)
-list(FILTER COLLPLAN_MPI_SOURCES EXCLUDE REGEX "/pmpi\\.cpp$")
+list(FILTER COLLPLAN_MPI_SOURCES EXCLUDE REGEX "/pmpi(_requests)?\\.cpp$")  # the PMPI library's own
 
 set(mpi_homes_json "")
 foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
@@ -49,7 +49,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
 
   # PMPI library: exports MPI_* only, so the collplan code inside it never interposes on another copy
   # (e.g. collplan._core in a Python process).
-  add_library(collplan_pmpi_${abi} SHARED src/collplan/runtime/mpi/pmpi.cpp
+  add_library(collplan_pmpi_${abi} SHARED src/collplan/runtime/mpi/pmpi.cpp src/collplan/runtime/mpi/pmpi_requests.cpp
               $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
   target_link_libraries(collplan_pmpi_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link}
                         -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/cmake/pmpi.map)
@@ -141,6 +141,51 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
       set_tests_properties(pmpi_more_${abi}_P${P} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
                            PASS_REGULAR_EXPRESSION "pmpi_more: all checks passed${pmpi_more_ran}"
                            ENVIRONMENT "${mpi_env}")
+    endforeach()
+    # pmpi_nonblocking: the non-blocking and persistent versions of all twelve collectives (a collplan choice for
+    # each: pmpi_more's a/b sets and pmpi_prog's five), several in flight, mixed with point-to-point requests in
+    # every completion call, statuses and errors as the library's own. COLLPLAN_STATS must show that collplan ran
+    # every non-blocking and every persistent collective. P = 2 and 5 once more with COLLPLAN_PROGRESS=thread.
+    add_executable(pmpi_nonblocking_${abi} tests/mpi/pmpi_nonblocking.c)
+    set_target_properties(pmpi_nonblocking_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11)
+    target_include_directories(pmpi_nonblocking_${abi} PRIVATE ${home}/include)
+    target_compile_options(pmpi_nonblocking_${abi} PRIVATE -Wall -Wextra)
+    target_link_libraries(pmpi_nonblocking_${abi} PRIVATE ${mpi_link})
+    set(pmpi_nb_base COLLPLAN_ALLGATHER=ring COLLPLAN_ALLTOALL=pairwise COLLPLAN_ALLTOALLV=linear_permutation
+        COLLPLAN_ALLREDUCE=recursive_doubling COLLPLAN_BARRIER=dissemination:n=2)
+    set(pmpi_nb_ran "")
+    foreach(fn Iallgather Ialltoall Ialltoallv Iallreduce Ibarrier Ibcast Ireduce Ireduce_scatter_block
+               Ireduce_scatter Iallgatherv Igather Iscatter Allgather_init Alltoall_init Alltoallv_init Allreduce_init
+               Barrier_init Bcast_init Reduce_init Reduce_scatter_block_init Reduce_scatter_init Allgatherv_init
+               Gather_init Scatter_init)  # the order of the stats
+      string(APPEND pmpi_nb_ran ".*collplan-stats: MPI_${fn} collplan=[1-9]")
+    endforeach()
+    foreach(P RANGE 1 ${COLLPLAN_MPI_TEST_MAX_RANKS})
+      math(EXPR odd "${P} % 2")
+      if(odd)
+        set(choices ${pmpi_more_a})
+      else()
+        set(choices ${pmpi_more_b})
+      endif()
+      set(progress_modes in_call)
+      if(P EQUAL 2 OR P EQUAL 5)
+        list(APPEND progress_modes thread)
+      endif()
+      foreach(progress IN LISTS progress_modes)
+        set(name pmpi_nonblocking_${abi}_P${P})
+        set(extra "")
+        if(progress STREQUAL "thread")
+          set(name pmpi_nonblocking_thread_${abi}_P${P})
+          set(extra COLLPLAN_PROGRESS=thread PNB_THREADS=1)
+        endif()
+        add_test(NAME ${name}
+                 COMMAND ${mpi_launch} ${home}/bin/mpirun -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
+                         LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_STATS=1 ${pmpi_nb_base} ${choices}
+                         ${extra} $<TARGET_FILE:pmpi_nonblocking_${abi}>)
+        set_tests_properties(${name} PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE
+                             PASS_REGULAR_EXPRESSION "pmpi_nonblocking: all checks passed${pmpi_nb_ran}"
+                             ENVIRONMENT "${mpi_env}")
+      endforeach()
     endforeach()
     include(cmake/conformance.cmake)  # tests/conformance: each program under every algorithm variant
   endif()

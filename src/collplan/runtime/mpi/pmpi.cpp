@@ -34,10 +34,12 @@
 
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
+#include "collplan/runtime/mpi/pmpi_requests.hpp"
 #include "collplan/runtime/wisdom.hpp"
 
 namespace collplan::mpi {
 namespace {
+using namespace pmpi;
 
 // ------------------------------------------------------------------------------------------- configuration
 enum Fn : uint8_t {
@@ -107,15 +109,6 @@ Config& config() {
 // every call passes straight through to PMPI_.
 bool g_active[kNumFn] = {};
 bool g_stats_on = false;
-
-// With MPI_THREAD_MULTIPLE every interceptor that touches the caches holds this lock.
-bool g_locking = false;
-std::mutex g_mu;
-struct MaybeLock {
-    bool on;
-    explicit MaybeLock(bool l) : on(l) { if (on) g_mu.lock(); }
-    ~MaybeLock() { if (on) g_mu.unlock(); }
-};
 
 // --------------------------------------------------------------------------------------- handle hash tables
 template <class H>
@@ -192,8 +185,9 @@ TypeInfo info_of(MPI_Datatype t) {
 bool direct(const TypeInfo& t) { return t.contiguous || t.size == 0; }
 
 // ---------------------------------------------------------------------------------------------- decisions
+// Calls by kind: blocking, non-blocking (MPI_I...), persistent (MPI_..._init: one per MPI_Start).
 struct Stats {
-    uint64_t collplan[kNumFn] = {}, native[kNumFn] = {};
+    uint64_t collplan[3][kNumFn] = {}, native[3][kNumFn] = {};
     std::map<std::string, uint64_t> reasons;  // "MPI_Allreduce: why" -> native calls (this rank)
 };
 Stats& g_stats = *new Stats;
@@ -212,17 +206,16 @@ struct Shape {
     }
 };
 
-struct Entry {
+struct Entry : std::enable_shared_from_this<Entry> {
     Shape shape;
     bool use = false;
     bool fixed = false;             // the shape's datatype is predefined: `ti` never changes
     TypeInfo ti;                    // the shape's datatype
     uint64_t bytes = 0;             // the decision's bytes (allgatherv, reduce_scatter: in all); 0: nothing moves
     Choice choice;                  // alltoallv: a request is made per call (the count matrix changes)
-    std::unique_ptr<Request> req;   // the others: made once, rebound every call
+    Slot own;                       // the blocking calls' request (the others: made once, rebound every call)
+    std::shared_ptr<SlotPool> pool; // the slots of non-blocking calls, kept for the next ones
     uint64_t* reason_count = nullptr;
-    std::vector<char> packed_in, packed_out;
-    std::vector<uint64_t> v[4];     // alltoallv: send bytes, send displs, recv bytes, recv displs
     std::vector<uint64_t> counts;   // allgatherv: bytes per rank; reduce_scatter: elements per rank (the key)
     std::vector<uint64_t> displs;   // allgatherv: the request's byte displacements (the blocks one after the other)
 };
@@ -230,7 +223,7 @@ struct Entry {
 // The cached shapes of one communicator, at most kMaxShapes, oldest first.
 constexpr size_t kMaxShapes = 32;
 struct ShapeList {
-    std::vector<std::unique_ptr<Entry>> items;
+    std::vector<std::shared_ptr<Entry>> items;  // shared: a non-blocking or persistent request keeps its entry
     size_t last = 0;
     template <class Match>
     [[gnu::always_inline]] Entry* find_if(Match match) {
@@ -351,7 +344,7 @@ bool choose(Fn f, int P, uint64_t bytes, MPI_Op op, Choice& ch, std::string& why
 // Records a native decision; under COLLPLAN_STRICT a fallback from an algorithm the user named is fatal.
 void decline(CommEntry& ce, Entry& en, uint64_t bytes, const std::string& why) {
     en.use = false;
-    en.req.reset();
+    en.own.req.reset();
     log_once(ce, en.shape.fn, bytes, "native (" + why + ")");
     en.reason_count = &g_stats.reasons[std::string(kFnName[en.shape.fn]) + ": " + why];
     const std::string& env = config().env[en.shape.fn];
@@ -379,9 +372,9 @@ std::unique_ptr<Entry> new_entry(CommEntry& ce, const Shape& shape, uint64_t byt
     std::string why;
     if (choose(f, ce.P, bytes, shape.op, en->choice, why)) {
         try {
-            en->req = make(en->choice);
+            en->own.req = make(en->choice);
             en->use = true;
-            log_once(ce, f, bytes, en->req ? algorithm_text(*en->req) : en->choice.algorithm);
+            log_once(ce, f, bytes, en->own.req ? algorithm_text(*en->own.req) : en->choice.algorithm);
         } catch (const std::exception& e) {
             why = e.what();
         }
@@ -410,49 +403,110 @@ Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t to
 
 // Send and receive buffers that alias without MPI_IN_PLACE: forbidden by MPI; the library's own collective
 // reports the error as it would without collplan.
-void count_alias(Fn f) {
+void count_alias(Fn f, Kind k = kBlocking) {
     if (g_stats_on) {
-        ++g_stats.native[f];
+        ++g_stats.native[k][f];
         ++g_stats.reasons[std::string(kFnName[f]) + ": send and receive buffers alias (erroneous; the MPI library reports it)"];
     }
 }
 
-void count_native(Fn f, const Entry* en) {
+void count_native(Fn f, const Entry* en, Kind k = kBlocking) {
     if (g_stats_on) {
-        ++g_stats.native[f];
+        ++g_stats.native[k][f];
         if (en && en->reason_count) ++*en->reason_count;
     }
 }
 
-// The MPI library's own collectives, for int counts and (MPI-4) MPI_Count ones (Count, Displ, suffix _c).
+// How a non-blocking or persistent call was made: where the program's request goes (and *_init's info).
+struct Call {
+    MPI_Request* request = nullptr;
+    MPI_Info info = MPI_INFO_NULL;
+};
+
+#if COLLPLAN_PERSISTENT_COLLECTIVES
+#define COLLPLAN_INIT(call) call
+#else
+#define COLLPLAN_INIT(call) MPI_ERR_OTHER
+#endif
+
+// The MPI library's own collectives -- blocking, non-blocking (K = kNonblocking) and persistent (kPersistent) -- for
+// int counts and (MPI-4) MPI_Count ones (Count, Displ, suffix _c).
 #define COLLPLAN_NATIVES(Count, Displ, C)                                                                              \
-    int native_block(Fn f, int root, const void* s, Count sc, MPI_Datatype st, void* r, Count rc, MPI_Datatype rt,     \
-                     MPI_Comm c) {                                                                                     \
-        switch (f) {                                                                                                   \
-            case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                        \
-            case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                          \
-            case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                     \
-            case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                        \
-            default: return PMPI_Scatter##C(s, sc, st, r, rc, rt, root, c);                                            \
+    template <Kind K>                                                                                                  \
+    int native_block(Fn f, const Call& k, int root, const void* s, Count sc, MPI_Datatype st, void* r, Count rc,       \
+                     MPI_Datatype rt, MPI_Comm c) {                                                                    \
+        if constexpr (K == kNonblocking) {                                                                             \
+            switch (f) {                                                                                               \
+                case kAllgather: return PMPI_Iallgather##C(s, sc, st, r, rc, rt, c, k.request);                        \
+                case kAlltoall: return PMPI_Ialltoall##C(s, sc, st, r, rc, rt, c, k.request);                          \
+                case kBcast: return PMPI_Ibcast##C(r, rc, rt, root, c, k.request);                                     \
+                case kGather: return PMPI_Igather##C(s, sc, st, r, rc, rt, root, c, k.request);                        \
+                default: return PMPI_Iscatter##C(s, sc, st, r, rc, rt, root, c, k.request);                            \
+            }                                                                                                          \
+        } else if constexpr (K == kPersistent) {                                                                       \
+            switch (f) {                                                                                               \
+                case kAllgather: return COLLPLAN_INIT(PMPI_Allgather_init##C(s, sc, st, r, rc, rt, c, k.info, k.request)); \
+                case kAlltoall: return COLLPLAN_INIT(PMPI_Alltoall_init##C(s, sc, st, r, rc, rt, c, k.info, k.request)); \
+                case kBcast: return COLLPLAN_INIT(PMPI_Bcast_init##C(r, rc, rt, root, c, k.info, k.request));          \
+                case kGather: return COLLPLAN_INIT(PMPI_Gather_init##C(s, sc, st, r, rc, rt, root, c, k.info, k.request)); \
+                default: return COLLPLAN_INIT(PMPI_Scatter_init##C(s, sc, st, r, rc, rt, root, c, k.info, k.request)); \
+            }                                                                                                          \
+        } else {                                                                                                       \
+            switch (f) {                                                                                               \
+                case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                    \
+                case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                      \
+                case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                 \
+                case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                    \
+                default: return PMPI_Scatter##C(s, sc, st, r, rc, rt, root, c);                                        \
+            }                                                                                                          \
         }                                                                                                              \
     }                                                                                                                  \
-    int native_reduction(Fn f, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {     \
-        switch (f) {                                                                                                   \
-            case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                              \
-            case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                              \
-            default: return PMPI_Reduce_scatter_block##C(s, r, n, t, op, c);                                           \
+    template <Kind K>                                                                                                  \
+    int native_reduction(Fn f, const Call& k, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op,    \
+                         MPI_Comm c) {                                                                                 \
+        if constexpr (K == kNonblocking) {                                                                             \
+            switch (f) {                                                                                               \
+                case kAllreduce: return PMPI_Iallreduce##C(s, r, n, t, op, c, k.request);                              \
+                case kReduce: return PMPI_Ireduce##C(s, r, n, t, op, root, c, k.request);                              \
+                default: return PMPI_Ireduce_scatter_block##C(s, r, n, t, op, c, k.request);                           \
+            }                                                                                                          \
+        } else if constexpr (K == kPersistent) {                                                                       \
+            switch (f) {                                                                                               \
+                case kAllreduce: return COLLPLAN_INIT(PMPI_Allreduce_init##C(s, r, n, t, op, c, k.info, k.request));   \
+                case kReduce: return COLLPLAN_INIT(PMPI_Reduce_init##C(s, r, n, t, op, root, c, k.info, k.request));   \
+                default: return COLLPLAN_INIT(PMPI_Reduce_scatter_block_init##C(s, r, n, t, op, c, k.info, k.request)); \
+            }                                                                                                          \
+        } else {                                                                                                       \
+            switch (f) {                                                                                               \
+                case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                          \
+                case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                          \
+                default: return PMPI_Reduce_scatter_block##C(s, r, n, t, op, c);                                       \
+            }                                                                                                          \
         }                                                                                                              \
     }                                                                                                                  \
-    int native_reduce_scatter(const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {         \
-        return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                              \
+    template <Kind K>                                                                                                  \
+    int native_reduce_scatter(const Call& k, const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op,        \
+                              MPI_Comm c) {                                                                            \
+        if constexpr (K == kNonblocking) return PMPI_Ireduce_scatter##C(s, r, n, t, op, c, k.request);                 \
+        else if constexpr (K == kPersistent)                                                                           \
+            return COLLPLAN_INIT(PMPI_Reduce_scatter_init##C(s, r, n, t, op, c, k.info, k.request));                   \
+        else return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                         \
     }                                                                                                                  \
-    int native_allgatherv(const void* s, Count sc, MPI_Datatype st, void* r, const Count* rc, const Displ* rd,         \
-                          MPI_Datatype rt, MPI_Comm c) {                                                               \
-        return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                        \
+    template <Kind K>                                                                                                  \
+    int native_allgatherv(const Call& k, const void* s, Count sc, MPI_Datatype st, void* r, const Count* rc,           \
+                          const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                              \
+        if constexpr (K == kNonblocking) return PMPI_Iallgatherv##C(s, sc, st, r, rc, rd, rt, c, k.request);           \
+        else if constexpr (K == kPersistent)                                                                           \
+            return COLLPLAN_INIT(PMPI_Allgatherv_init##C(s, sc, st, r, rc, rd, rt, c, k.info, k.request));             \
+        else return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                   \
     }                                                                                                                  \
-    int native_alltoallv(const void* s, const Count* sc, const Displ* sd, MPI_Datatype st, void* r, const Count* rc,   \
-                         const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                               \
-        return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                     \
+    template <Kind K>                                                                                                  \
+    int native_alltoallv(const Call& k, const void* s, const Count* sc, const Displ* sd, MPI_Datatype st, void* r,      \
+                         const Count* rc, const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                              \
+        if constexpr (K == kNonblocking) return PMPI_Ialltoallv##C(s, sc, sd, st, r, rc, rd, rt, c, k.request);        \
+        else if constexpr (K == kPersistent)                                                                           \
+            return COLLPLAN_INIT(PMPI_Alltoallv_init##C(s, sc, sd, st, r, rc, rd, rt, c, k.info, k.request));          \
+        else return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                \
     }
 COLLPLAN_NATIVES(int, int, )
 #if MPI_VERSION >= 4
@@ -460,8 +514,16 @@ COLLPLAN_NATIVES(MPI_Count, MPI_Aint, _c)
 #endif
 #undef COLLPLAN_NATIVES
 
-int count_collplan(Fn f) {
-    if (g_stats_on) ++g_stats.collplan[f];
+template <Kind K>
+int native_barrier(const Call& k, MPI_Comm c) {
+    if constexpr (K == kNonblocking) return PMPI_Ibarrier(c, k.request);
+    else if constexpr (K == kPersistent) return COLLPLAN_INIT(PMPI_Barrier_init(c, k.info, k.request));
+    else return PMPI_Barrier(c);
+}
+#undef COLLPLAN_INIT
+
+int count_collplan(Fn f, Kind k = kBlocking) {
+    if (g_stats_on) ++g_stats.collplan[k][f];
     return MPI_SUCCESS;
 }
 
@@ -483,6 +545,110 @@ int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
     }
     return count_collplan(f);
 }
+
+// ------------------------------------------------------------------------------------ running a decided call
+// Where a call that runs collplan's schedule goes once its buffers are ready: blocking (c null) -- run now, then
+// `finish` (copies out of staging); non-blocking or persistent -- started, and `finish` kept for when the completion
+// calls see the run complete (pmpi_requests.cpp).
+struct Go {
+    Fn f;
+    MPI_Comm comm;
+    CollRequest* c = nullptr;
+};
+
+Kind kind_of(const CollRequest& c) { return c.persistent ? kPersistent : kNonblocking; }
+
+int go_started(const Go& g, Slot& s, const void* send, void* recv, std::function<void()> finish) {
+    CollRequest& c = *g.c;
+    try {
+        s.req->bind(send, recv);
+        s.req->start();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", kFnName[g.f], e.what());
+        std::fflush(stderr);
+        fail(c, MPI_ERR_INTERN);
+        return MPI_ERR_INTERN;
+    }
+    c.finish = std::move(finish);
+    running(c);
+    return count_collplan(g.f, kind_of(c));
+}
+
+template <class Finish>
+int go(const Go& g, Slot& s, const void* send, void* recv, Finish&& finish) {
+    if (!g.c) [[likely]] {
+        const int rc = run(g.comm, g.f, *s.req, send, recv);
+        if (rc == MPI_SUCCESS) finish();
+        return rc;
+    }
+    return go_started(g, s, send, recv, std::function<void()>(std::forward<Finish>(finish)));
+}
+int go(const Go& g, Slot& s, const void* send, void* recv) { return go(g, s, send, recv, [] {}); }
+
+// No data on any rank: nothing runs, the call is complete.
+int go_nothing(const Go& g) {
+    if (!g.c) return count_collplan(g.f);
+    count_collplan(g.f, kind_of(*g.c));
+    complete(*g.c);
+    return MPI_SUCCESS;
+}
+
+std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm comm, const Choice& ch);
+std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                                        const Choice& ch);
+
+// Another request for a decided entry (a non-blocking call while another of the same shape is in flight, a
+// persistent request): the plan is cached, and so is the schedule every rank agreed on -- this is local.
+std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) {
+    const Fn f = en.shape.fn;
+    const Choice& ch = en.choice;
+    const int root = static_cast<int>(en.shape.b);
+    switch (f) {
+        case kAlltoallv: return nullptr;  // made per call from the count matrix
+        case kBarrier: return barrier_init(comm, ch);
+        case kAllreduce: case kReduce: case kReduceScatterBlock:
+            return reduction_init(f, en.shape.a, root, t, en.shape.op, comm, ch);
+        case kReduceScatter: return reduce_scatter_init(nullptr, nullptr, en.counts.data(), t, en.shape.op, comm, ch);
+        case kAllgatherv: return allgatherv_init(nullptr, nullptr, en.counts.data(), en.displs.data(), comm, ch);
+        default: return bytes_init(f, en.bytes, root, comm, ch);
+    }
+}
+
+// A non-blocking (K = kNonblocking: started now) or persistent (kPersistent: started by MPI_Start) call that
+// runs collplan's schedule: its request, with a slot of its own, and `launch` -- what starts it (binds the
+// buffers, stages the input, starts the run).
+template <Kind K, class Launch>
+int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, MPI_Datatype t, Launch launch) {
+    int rc = MPI_SUCCESS;
+    CollRequest* c = new_request(comm, f, K == kPersistent, k.request, rc);
+    if (!c) return rc;
+    c->owner = en.shared_from_this();
+    if (!en.pool) en.pool = std::make_shared<SlotPool>();
+    c->pool = en.pool;
+    if (!en.pool->spare.empty()) {
+        c->slot = std::move(en.pool->spare.back());
+        en.pool->spare.pop_back();
+        if (f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
+    } else {
+        c->slot = std::make_unique<Slot>();
+        try {
+            c->slot->req = remake(en, comm, t);
+        } catch (const std::exception& e) {
+            discard(c);
+            *k.request = MPI_REQUEST_NULL;
+            return run_failed(comm, f, e);
+        }
+    }
+    if constexpr (K == kPersistent) {
+        c->launch = std::move(launch);
+        return MPI_SUCCESS;
+    } else {
+        return launch(*c);
+    }
+}
+
+// The entry's own slot (blocking), or the request's.
+#define COLLPLAN_SLOT(en, c) ((c) ? *(c)->slot : (en).own)
 
 // -------------------------------------------------------------------------------------------- collectives
 // The collectives of bytes -- allgather, alltoall, bcast, gather, scatter -- as one rank's call sees them: the input,
@@ -564,53 +730,65 @@ std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm com
     return bytes_entry_slow(ce, en, f, root, c, comm);
 }
 
+
 // A call of bytes with a non-contiguous datatype: the input packed (in place: out of the receive buffer), the
 // output received packed and unpacked, so only the datatype's data are written (bcast's root: packed, not written).
-int run_packed(Fn f, Entry& en, const BytesCall& c, const void* sbuf, MPI_Datatype st, void* rbuf, MPI_Datatype rt,
-               MPI_Comm comm) {
+int run_packed(const Go& g, Slot& s, const BytesCall& c, const void* sbuf, MPI_Datatype st, void* rbuf, MPI_Datatype rt) {
     const TypeInfo ri = c.has_out ? info_of(rt) : TypeInfo{};
     const bool pack_out = c.has_out && !direct(ri);  // else the input's type is not direct
     const void* send = sbuf;
     void* recv = rbuf;
     if (pack_out) {
-        en.packed_out.resize(c.out_n * static_cast<uint64_t>(ri.size));
-        recv = en.packed_out.data();
-        if (c.prefill) pack(rbuf, static_cast<int64_t>(c.out_n), rt, recv, static_cast<int64_t>(en.packed_out.size()));
+        s.packed_out.resize(c.out_n * static_cast<uint64_t>(ri.size));
+        recv = s.packed_out.data();
+        if (c.prefill) pack(rbuf, static_cast<int64_t>(c.out_n), rt, recv, static_cast<int64_t>(s.packed_out.size()));
     }
     if (c.in_place || (c.has_in && !direct(info_of(st)))) {  // in place: pack_out (else the run is direct)
         const TypeInfo ii = c.in_place ? ri : info_of(st);
         const char* from = c.in_place ? static_cast<const char*>(rbuf) + c.in_at * static_cast<uint64_t>(ri.extent)
                                       : static_cast<const char*>(sbuf);
         const uint64_t bytes = c.in_n * static_cast<uint64_t>(ii.size);
-        en.packed_in.resize(bytes);
-        pack(from, static_cast<int64_t>(c.in_n), c.in_place ? rt : st, en.packed_in.data(), static_cast<int64_t>(bytes));
-        send = en.packed_in.data();
+        s.packed_in.resize(bytes);
+        pack(from, static_cast<int64_t>(c.in_n), c.in_place ? rt : st, s.packed_in.data(), static_cast<int64_t>(bytes));
+        send = s.packed_in.data();
     }
-    const int rc = run(comm, f, *en.req, send, recv);
-    if (rc == MPI_SUCCESS && pack_out && !c.prefill)
-        unpack(recv, static_cast<int64_t>(en.packed_out.size()), rbuf, static_cast<int64_t>(c.out_n), rt);
-    return rc;
+    const bool out = pack_out && !c.prefill;
+    const uint64_t out_n = c.out_n;
+    Slot* sp = &s;
+    return go(g, s, send, recv, [=] {
+        if (out) unpack(sp->packed_out.data(), static_cast<int64_t>(sp->packed_out.size()), rbuf, static_cast<int64_t>(out_n), rt);
+    });
 }
 
 // Allgather, alltoall, bcast, gather, scatter: messages of `bytes` (the type signature's size, equal on every rank).
 // Contiguous datatypes run in the user's buffers; others through packed copies (run_packed).
-template <Fn f, class Count>
+template <Fn f, Kind K, class Count>
 [[gnu::noinline]] int bytes_like(int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
-                                 MPI_Datatype rt, MPI_Comm comm) {
-    auto native = [&] { return native_block(f, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
-    if (!g_active[f]) return count_native(f, nullptr), native();
+                                 MPI_Datatype rt, MPI_Comm comm, const Call& k = {}) {
+    auto native = [&] { return native_block<K>(f, k, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
+    if (!g_active[f]) return count_native(f, nullptr, K), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native();
+    if (!ce->intra) return count_native(f, nullptr, K), native();
     const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
     Entry* en = bytes_entry(*ce, f, root, c, comm);
-    if (c.alias && en->bytes > 0) return count_alias(f), native();
-    if (!en->use) return count_native(f, en), native();
-    if (en->bytes == 0) return count_collplan(f);  // nothing to move on any rank
+    if (c.alias && en->bytes > 0) return count_alias(f, K), native();
+    if (!en->use) return count_native(f, en, K), native();
+    const bool none = en->bytes == 0;  // nothing to move on any rank
     const bool out_direct = !c.has_out || (c.key_t == rt ? direct(en->ti) : direct(info_of(rt)));
-    if (out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st))))
-        return run(comm, f, *en->req, sbuf, rbuf);
-    return run_packed(f, *en, c, sbuf, st, rbuf, rt, comm);
+    const bool as_is = out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st)));
+    if constexpr (K == kBlocking) {
+        if (none) return count_collplan(f);
+        if (as_is) return run(comm, f, *en->own.req, sbuf, rbuf);
+        return run_packed(Go{f, comm}, en->own, c, sbuf, st, rbuf, rt);
+    } else {
+        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
+            const Go g{f, comm, &r};
+            if (none) return go_nothing(g);
+            if (as_is) return go(g, *r.slot, sbuf, rbuf);
+            return run_packed(g, *r.slot, c, sbuf, st, rbuf, rt);
+        });
+    }
 }
 
 // One side of an alltoallv in bytes: counts[i] elements of `t` at displs[i] in `buf`. Direct datatypes stay
@@ -638,46 +816,70 @@ char* side(const Count* counts, const Displ* displs, MPI_Datatype t, const TypeI
     return packed.data();
 }
 
-// Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
-// communicator and MPI_IN_PLACE, and a request is made per call from the cached choice.
+
+// Alltoallv runs a request made per call (per persistent request: once) from the count matrix.
 template <class Count, class Displ>
-[[gnu::noinline]] int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st, void* rbuf,
-                   const Count* rcounts, const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm) {
-    const Fn f = kAlltoallv;
-    if (!g_active[f]) [[likely]] return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
+int launch_alltoallv(const Go& g, const Entry& en, Slot& s, int P, const void* sbuf, const Count* scounts,
+                     const Displ* sdispls, MPI_Datatype st, void* rbuf, const Count* rcounts, const Displ* rdispls,
+                     MPI_Datatype rt) {
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf) return count_alias(f), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
-    Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
-        check_choice(Collective::alltoallv, ch);
-        return std::unique_ptr<Request>();
-    });
-    if (!en->use) return count_native(f, en), native_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
-    const int P = ce->P;
     const TypeInfo ri = info_of(rt);
-    std::vector<uint64_t> &sb = en->v[0], &sd = en->v[1], &rb = en->v[2], &rd = en->v[3];
-    char* recv = side(rcounts, rdispls, rt, ri, rbuf, P, rb, rd, en->packed_out, false);
+    std::vector<uint64_t> &sb = s.v[0], &sd = s.v[1], &rb = s.v[2], &rd = s.v[3];
+    char* recv = side(rcounts, rdispls, rt, ri, rbuf, P, rb, rd, s.packed_out, false);
     const char* send = nullptr;
     if (in_place && direct(ri)) {
         send = static_cast<const char*>(MPI_IN_PLACE);
     } else if (in_place) {  // pack the input out of rbuf; then it is an ordinary run
-        send = side(rcounts, rdispls, rt, ri, rbuf, P, sb, sd, en->packed_in, true);
+        send = side(rcounts, rdispls, rt, ri, rbuf, P, sb, sd, s.packed_in, true);
     } else {
-        send = side(scounts, sdispls, st, info_of(st), sbuf, P, sb, sd, en->packed_in, true);
+        send = side(scounts, sdispls, st, info_of(st), sbuf, P, sb, sd, s.packed_in, true);
     }
     try {
-        auto req = alltoallv_init(send, sb.data(), sd.data(), recv, rb.data(), rd.data(), comm, en->choice);
-        req->run();
+        if (!s.req || !g.c || !g.c->persistent)
+            s.req = alltoallv_init(send, sb.data(), sd.data(), recv, rb.data(), rd.data(), g.comm, en.choice);
     } catch (const std::exception& e) {
-        return run_failed(comm, f, e);
+        if (g.c) fail(*g.c, MPI_ERR_INTERN);
+        return run_failed(g.comm, g.f, e);
     }
-    if (!direct(ri))
-        for (int i = 0; i < P; ++i)
-            unpack(recv + rd[i], static_cast<int64_t>(rb[i]), static_cast<char*>(rbuf) + static_cast<int64_t>(rdispls[i]) * ri.extent,
-                   static_cast<int64_t>(rcounts[i]), rt);
-    return count_collplan(f);
+    const bool out = !direct(ri);
+    Slot* sp = &s;
+    return go(g, s, send, recv, [=] {
+        if (out)
+            for (int i = 0; i < P; ++i)
+                unpack(recv + sp->v[3][i], static_cast<int64_t>(sp->v[2][i]),
+                       static_cast<char*>(rbuf) + static_cast<int64_t>(rdispls[i]) * ri.extent,
+                       static_cast<int64_t>(rcounts[i]), rt);
+    });
+}
+
+// Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
+// communicator and MPI_IN_PLACE, and a request is made per call from the cached choice.
+template <Kind K, class Count, class Displ>
+[[gnu::noinline]] int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st,
+                                     void* rbuf, const Count* rcounts, const Displ* rdispls, MPI_Datatype rt,
+                                     MPI_Comm comm, const Call& k = {}) {
+    const Fn f = kAlltoallv;
+    auto native = [&] { return native_alltoallv<K>(k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); };
+    if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native();
+    MaybeLock lock(g_locking);
+    CommEntry* ce = comm_entry(comm);
+    if (!ce->intra) return count_native(f, nullptr, K), native();
+    const bool in_place = sbuf == MPI_IN_PLACE;
+    if (!in_place && sbuf == rbuf) return count_alias(f, K), native();
+    Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
+        check_choice(Collective::alltoallv, ch);
+        return std::unique_ptr<Request>();
+    });
+    if (!en->use) return count_native(f, en, K), native();
+    const int P = ce->P;
+    if constexpr (K == kBlocking) {
+        return launch_alltoallv(Go{f, comm}, *en, en->own, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt);
+    } else {
+        const Entry* e = en;
+        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
+            return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt);
+        });
+    }
 }
 
 // The reductions as one rank's call sees them: the input, in_n elements at sbuf (in place: at rbuf), and the
@@ -723,46 +925,64 @@ std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype
     return reduction_entry_slow(ce, en, f, n, root, t, op, comm);
 }
 
+
 // Runs a reduction. Contiguous types run in place in the user's buffers; others (data inside each element's
 // extent) run on copies laid out extent by extent and only their data are copied back, so the holes of the
 // receive buffer stay untouched.
-int run_reduction(Fn f, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf, MPI_Datatype t,
-                  MPI_Comm comm) {
-    const TypeInfo& ti = en.ti;
-    if (ti.contiguous) return run(comm, f, *en.req, sbuf, rbuf);
+int run_reduction(const Go& g, const TypeInfo& ti, Slot& s, const ReductionCall& c, const void* sbuf, void* rbuf,
+                  MPI_Datatype t) {
+    if (ti.contiguous) return go(g, s, sbuf, rbuf);
     const uint64_t extent = static_cast<uint64_t>(ti.extent);
     // element i's extent starts at i * extent in the copies; the data lie at true_lb - lb into it
     const uint64_t span = (c.in_n - 1) * extent + static_cast<uint64_t>(ti.true_extent);
-    en.packed_in.assign(c.in_n * extent, 0);
+    s.packed_in.assign(c.in_n * extent, 0);
     const char* in = static_cast<const char*>(c.in_place ? rbuf : sbuf);
-    std::memcpy(en.packed_in.data() + (ti.true_lb - ti.lb), in + ti.true_lb, span);
-    en.packed_out.resize(c.out_n * extent);
-    const int rc = run(comm, f, *en.req, en.packed_in.data(), c.has_out ? en.packed_out.data() : rbuf);
-    if (rc != MPI_SUCCESS || !c.has_out || c.out_n == 0) return rc;
+    std::memcpy(s.packed_in.data() + (ti.true_lb - ti.lb), in + ti.true_lb, span);
+    s.packed_out.resize(c.out_n * extent);
+    Slot* sp = &s;
+    const bool out = c.has_out && c.out_n > 0;
     const uint64_t bytes = c.out_n * static_cast<uint64_t>(ti.size);
-    en.packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
-    const int64_t n = static_cast<int64_t>(c.out_n);
-    pack(en.packed_out.data() - ti.lb, n, t, en.packed_in.data(), static_cast<int64_t>(bytes));
-    unpack(en.packed_in.data(), static_cast<int64_t>(bytes), rbuf, n, t);
-    return rc;
+    const int64_t n = static_cast<int64_t>(c.out_n), lb = ti.lb;
+    return go(g, s, s.packed_in.data(), c.has_out ? s.packed_out.data() : rbuf, [=] {
+        if (!out) return;
+        sp->packed_in.resize(bytes);  // the result's data, packed, then unpacked into the user's layout
+        pack(sp->packed_out.data() - lb, n, t, sp->packed_in.data(), static_cast<int64_t>(bytes));
+        unpack(sp->packed_in.data(), static_cast<int64_t>(bytes), rbuf, n, t);
+    });
+}
+
+// A decided reduction: run now (blocking) or started (non-blocking, persistent).
+template <Kind K>
+int launch_reduction(Fn f, const Call& k, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf,
+                     MPI_Datatype t, MPI_Comm comm) {
+    const bool none = en.bytes == 0;
+    if constexpr (K == kBlocking) {
+        if (none) return count_collplan(f);
+        return run_reduction(Go{f, comm}, en.ti, en.own, c, sbuf, rbuf, t);
+    } else {
+        const TypeInfo ti = en.ti;
+        return start_collplan<K>(f, comm, k, en, t, [=](CollRequest& r) {
+            const Go g{f, comm, &r};
+            return none ? go_nothing(g) : run_reduction(g, ti, *r.slot, c, sbuf, rbuf, t);
+        });
+    }
 }
 
 // Allreduce, reduce, reduce_scatter_block: count elements of a datatype that is the same on every rank.
-template <Fn f, class Count>
+template <Fn f, Kind K, class Count>
 [[gnu::noinline]] int reduction_like(int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
-                                     MPI_Comm comm) {
-    auto native = [&] { return native_reduction(f, root, sbuf, rbuf, count, t, op, comm); };
-    if (!g_active[f]) return count_native(f, nullptr), native();
+                                     MPI_Comm comm, const Call& k = {}) {
+    auto native = [&] { return native_reduction<K>(f, k, root, sbuf, rbuf, count, t, op, comm); };
+    if (!g_active[f]) return count_native(f, nullptr, K), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native();
+    if (!ce->intra) return count_native(f, nullptr, K), native();
     const uint64_t n = static_cast<uint64_t>(count);
     Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
     const bool recv_here = f != kReduce || ce->rank == root;  // reduce: the receive buffer is the root's alone
-    if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f), native();
-    if (!en->use) return count_native(f, en), native();
-    if (en->bytes == 0) return count_collplan(f);
-    return run_reduction(f, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
+    if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f, K), native();
+    if (!en->use) return count_native(f, en, K), native();
+    return launch_reduction<K>(f, k, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
 }
 
 // The entry of a reduce_scatter of the counts in CommEntry::key (`total` elements), datatype and operation.
@@ -780,28 +1000,28 @@ Entry* reduce_scatter_entry(CommEntry& ce, uint64_t total, MPI_Datatype t, MPI_O
     return en;
 }
 
+
 // Reduce_scatter: recvcounts (equal on every rank, MPI's rule), the datatype and the operation key the decision
 // (CommEntry::counted).
-template <class Count>
+template <Kind K, class Count>
 [[gnu::noinline]] int reduce_scatter_like(const void* sbuf, void* rbuf, const Count* counts, MPI_Datatype t, MPI_Op op,
-                                          MPI_Comm comm) {
+                                          MPI_Comm comm, const Call& k = {}) {
     const Fn f = kReduceScatter;
-    auto native = [&] { return native_reduce_scatter(sbuf, rbuf, counts, t, op, comm); };
-    if (!g_active[f]) return count_native(f, nullptr), native();
+    auto native = [&] { return native_reduce_scatter<K>(k, sbuf, rbuf, counts, t, op, comm); };
+    if (!g_active[f]) return count_native(f, nullptr, K), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native();
+    if (!ce->intra) return count_native(f, nullptr, K), native();
     ce->key.assign(counts, counts + ce->P);
     uint64_t total = 0;
-    for (uint64_t k : ce->key) total += k;
+    for (uint64_t x : ce->key) total += x;
     Entry* en = reduce_scatter_entry(*ce, total, t, op, comm);
     ReductionCall c;
     c.in_place = sbuf == MPI_IN_PLACE;
     c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
-    if (!c.in_place && sbuf == rbuf && en->bytes > 0) return count_alias(f), native();
-    if (!en->use) return count_native(f, en), native();
-    if (en->bytes == 0) return count_collplan(f);
-    return run_reduction(f, *en, c, sbuf, rbuf, t, comm);
+    if (!c.in_place && sbuf == rbuf && en->bytes > 0) return count_alias(f, K), native();
+    if (!en->use) return count_native(f, en, K), native();
+    return launch_reduction<K>(f, k, *en, c, sbuf, rbuf, t, comm);
 }
 
 // Allgatherv runs on the layout its request was made for: the blocks one after the other (Entry::displs). A
@@ -809,44 +1029,47 @@ template <class Count>
 // any other is staged: the input packed (in place: out of the receive buffer), the result unpacked block by block
 // (holes untouched).
 template <class Count, class Displ>
-int run_allgatherv(Entry& en, int me, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
-                   const Displ* displs, MPI_Datatype rt, const TypeInfo& ri, MPI_Comm comm) {
-    const Fn f = kAllgatherv;
+int run_allgatherv(const Go& g, const Entry& en, Slot& s, int me, const void* sbuf, Count scount, MPI_Datatype st,
+                   void* rbuf, const Count* rcounts, const Displ* displs, MPI_Datatype rt, const TypeInfo& ri) {
+    if (en.bytes == 0) return go_nothing(g);
     const size_t P = en.counts.size(), m = static_cast<size_t>(me);
     const bool in_place = sbuf == MPI_IN_PLACE;
     bool as_is = direct(ri);
     for (size_t j = 0; as_is && j < P; ++j)
         as_is = en.counts[j] == 0 || static_cast<int64_t>(displs[j]) * ri.extent == static_cast<int64_t>(en.displs[j]);
-    if (as_is && (in_place || direct(info_of(st)))) return run(comm, f, *en.req, sbuf, rbuf);
-    auto block = [&](size_t j) { return static_cast<char*>(rbuf) + static_cast<int64_t>(displs[j]) * ri.extent; };
+    if (as_is && (in_place || direct(info_of(st)))) return go(g, s, sbuf, rbuf);
+    const int64_t extent = ri.extent;
+    auto block = [=](size_t j) { return static_cast<char*>(rbuf) + static_cast<int64_t>(displs[j]) * extent; };
     const void* send = sbuf;
     if (in_place || !direct(info_of(st))) {
-        en.packed_in.resize(en.counts[m]);
+        s.packed_in.resize(en.counts[m]);
         const int64_t bytes = static_cast<int64_t>(en.counts[m]);
-        if (in_place) pack(block(m), static_cast<int64_t>(rcounts[m]), rt, en.packed_in.data(), bytes);
-        else pack(sbuf, static_cast<int64_t>(scount), st, en.packed_in.data(), bytes);
-        send = en.packed_in.data();
+        if (in_place) pack(block(m), static_cast<int64_t>(rcounts[m]), rt, s.packed_in.data(), bytes);
+        else pack(sbuf, static_cast<int64_t>(scount), st, s.packed_in.data(), bytes);
+        send = s.packed_in.data();
     }
-    en.packed_out.resize(en.bytes);
-    const int rc = run(comm, f, *en.req, send, en.packed_out.data());
-    for (size_t j = 0; rc == MPI_SUCCESS && j < P; ++j)
-        if (en.counts[j] > 0)
-            unpack(en.packed_out.data() + en.displs[j], static_cast<int64_t>(en.counts[j]), block(j),
-                   static_cast<int64_t>(rcounts[j]), rt);
-    return rc;
+    s.packed_out.resize(en.bytes);
+    const Entry* e = &en;
+    Slot* sp = &s;
+    return go(g, s, send, s.packed_out.data(), [=] {
+        for (size_t j = 0; j < P; ++j)
+            if (e->counts[j] > 0)
+                unpack(sp->packed_out.data() + e->displs[j], static_cast<int64_t>(e->counts[j]), block(j),
+                       static_cast<int64_t>(rcounts[j]), rt);
+    });
 }
 
 // Allgatherv: the bytes of every rank's block (recvcounts[j] x the receive type's size, equal on every rank) key
 // the decision (CommEntry::counted); displacements are this rank's layout and do not enter it.
-template <class Count, class Displ>
+template <Kind K, class Count, class Displ>
 [[gnu::noinline]] int allgatherv_like(const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
-                                      const Displ* displs, MPI_Datatype rt, MPI_Comm comm) {
+                                      const Displ* displs, MPI_Datatype rt, MPI_Comm comm, const Call& k = {}) {
     const Fn f = kAllgatherv;
-    auto native = [&] { return native_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm); };
-    if (!g_active[f]) return count_native(f, nullptr), native();
+    auto native = [&] { return native_allgatherv<K>(k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm); };
+    if (!g_active[f]) return count_native(f, nullptr, K), native();
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), native();
+    if (!ce->intra) return count_native(f, nullptr, K), native();
     const TypeInfo ri = info_of(rt);
     const size_t P = static_cast<size_t>(ce->P);
     ce->key.resize(P);
@@ -861,21 +1084,34 @@ template <class Count, class Displ>
     });
     if (!offs.empty()) en->displs = std::move(offs);
     const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf && total > 0) return count_alias(f), native();
-    if (!en->use) return count_native(f, en), native();
-    if (total == 0) return count_collplan(f);
-    return run_allgatherv(*en, ce->rank, sbuf, scount, st, rbuf, rcounts, displs, rt, ri, comm);
+    if (!in_place && sbuf == rbuf && total > 0) return count_alias(f, K), native();
+    if (!en->use) return count_native(f, en, K), native();
+    const int me = ce->rank;
+    if constexpr (K == kBlocking) {
+        return run_allgatherv(Go{f, comm}, *en, en->own, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
+    } else {
+        const Entry* e = en;
+        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
+            return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
+        });
+    }
 }
 
-[[gnu::noinline]] int barrier(MPI_Comm comm) {
+template <Kind K>
+[[gnu::noinline]] int barrier(MPI_Comm comm, const Call& k = {}) {
     const Fn f = kBarrier;
-    if (!g_active[f]) [[likely]] return count_native(f, nullptr), PMPI_Barrier(comm);
+    if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native_barrier<K>(k, comm);
     MaybeLock lock(g_locking);
     CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr), PMPI_Barrier(comm);
+    if (!ce->intra) return count_native(f, nullptr, K), native_barrier<K>(k, comm);
     Entry* en = decide(*ce, f, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) { return barrier_init(comm, ch); });
-    if (!en->use) return count_native(f, en), PMPI_Barrier(comm);
-    return run(comm, f, *en->req, nullptr, nullptr);
+    if (!en->use) return count_native(f, en, K), native_barrier<K>(k, comm);
+    if constexpr (K == kBlocking) {
+        return run(comm, f, *en->own.req, nullptr, nullptr);
+    } else {
+        return start_collplan<K>(f, comm, k, *en, MPI_DATATYPE_NULL,
+                                 [=](CollRequest& r) { return go(Go{f, comm, &r}, *r.slot, nullptr, nullptr); });
+    }
 }
 
 // ------------------------------------------------------------------------------------- init and finalize
@@ -903,25 +1139,43 @@ void after_init(int provided) {
                      config().wisdom_error.c_str());
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
+    progress_init(provided, rank);
+}
+
+// The name of f's non-blocking (kind 1: MPI_Iallreduce) or persistent (kind 2: MPI_Allreduce_init) version.
+std::string kind_name(Fn f, int kind) {
+    std::string n = kFnName[f];
+    if (kind == kNonblocking) n = "MPI_I" + std::string(1, static_cast<char>(n[4] - 'A' + 'a')) + n.substr(5);
+    if (kind == kPersistent) n += "_init";
+    return n;
 }
 
 // COLLPLAN_STATS: the calls of every rank, summed on rank 0 of MPI_COMM_WORLD, and rank 0's reasons to run natively.
+// Non-blocking calls are counted as MPI_I..., persistent ones as MPI_..._init (collplan: each MPI_Start; native:
+// the init call).
 void print_stats() {
-    unsigned long long mine[2 * kNumFn], sum[2 * kNumFn] = {};
-    for (int f = 0; f < kNumFn; ++f) mine[f] = g_stats.collplan[f], mine[kNumFn + f] = g_stats.native[f];
-    PMPI_Reduce(mine, sum, 2 * kNumFn, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    constexpr int n = 2 * 3 * kNumFn;
+    unsigned long long mine[n], sum[n] = {};
+    for (int k = 0; k < 3; ++k)
+        for (int f = 0; f < kNumFn; ++f)
+            mine[2 * (k * kNumFn + f)] = g_stats.collplan[k][f], mine[2 * (k * kNumFn + f) + 1] = g_stats.native[k][f];
+    PMPI_Reduce(mine, sum, n, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0) return;
-    for (int f = 0; f < kNumFn; ++f)
-        if (sum[f] + sum[kNumFn + f] > 0)
-            std::fprintf(stderr, "collplan-stats: %s collplan=%llu native=%llu\n", kFnName[f], sum[f], sum[kNumFn + f]);
+    for (int k = 0; k < 3; ++k)
+        for (int f = 0; f < kNumFn; ++f) {
+            const unsigned long long c = sum[2 * (k * kNumFn + f)], nat = sum[2 * (k * kNumFn + f) + 1];
+            if (c + nat > 0)
+                std::fprintf(stderr, "collplan-stats: %s collplan=%llu native=%llu\n", kind_name(static_cast<Fn>(f), k).c_str(), c, nat);
+        }
     for (const auto& [why, n] : g_stats.reasons)
         if (n > 0) std::fprintf(stderr, "collplan-stats: native %llu %s\n", static_cast<unsigned long long>(n), why.c_str());
     std::fflush(stderr);
 }
 
 void before_finalize() {
+    progress_finalize();
     MaybeLock lock(g_locking);
     if (g_stats_on) print_stats();
     g_comms.clear();  // the cached requests free their MPI objects while MPI still runs
@@ -959,130 +1213,414 @@ int MPI_Finalize() {
 
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAllgather>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAllgather, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAlltoall>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAlltoall, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
                   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
-    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
+    return alltoallv_like<kBlocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
 }
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce(sbuf, rbuf, count, t, op, comm));
-    return reduction_like<kAllreduce>(0, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kAllreduce, kBlocking>(0, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kBarrier, PMPI_Barrier(comm));
-    return barrier(comm);
+    return barrier<kBlocking>(comm);
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast(buf, count, t, root, comm));
-    return bytes_like<kBcast>(root, nullptr, count, t, buf, count, t, comm);
+    return bytes_like<kBcast, kBlocking>(root, nullptr, count, t, buf, count, t, comm);
 }
 
 int MPI_Gather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
                MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kGather>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kGather, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
                 MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kScatter>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kScatter, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[],
                    MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
-    return allgatherv_like(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    return allgatherv_like<kBlocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
 }
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like<kReduce>(root, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kReduce, kBlocking>(root, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like<kReduceScatterBlock>(0, sbuf, rbuf, rcount, t, op, comm);
+    return reduction_like<kReduceScatterBlock, kBlocking>(0, sbuf, rbuf, rcount, t, op, comm);
 }
 
 int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, t, op, comm));
-    return reduce_scatter_like(sbuf, rbuf, rcounts, t, op, comm);
+    return reduce_scatter_like<kBlocking>(sbuf, rbuf, rcounts, t, op, comm);
 }
 
 #if MPI_VERSION >= 4  // large-count variants (MPICH 4+; Open MPI 5.0 has none)
 int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                     MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAllgather>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAllgather, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                    MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAlltoall>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kAlltoall, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
                     const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
-    return alltoallv_like(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
+    return alltoallv_like<kBlocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
 }
 
 int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm));
-    return reduction_like<kAllreduce>(0, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kAllreduce, kBlocking>(0, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Bcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_c(buf, count, t, root, comm));
-    return bytes_like<kBcast>(root, nullptr, count, t, buf, count, t, comm);
+    return bytes_like<kBcast, kBlocking>(root, nullptr, count, t, buf, count, t, comm);
 }
 
 int MPI_Gather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                  int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kGather>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kGather, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Scatter_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
                   int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kScatter>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
+    return bytes_like<kScatter, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
 int MPI_Allgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[],
                      const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv_c(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
-    return allgatherv_like(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
+    return allgatherv_like<kBlocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
 }
 
 int MPI_Reduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_c(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like<kReduce>(root, sbuf, rbuf, count, t, op, comm);
+    return reduction_like<kReduce, kBlocking>(root, sbuf, rbuf, count, t, op, comm);
 }
 
 int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op,
                                MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like<kReduceScatterBlock>(0, sbuf, rbuf, rcount, t, op, comm);
+    return reduction_like<kReduceScatterBlock, kBlocking>(0, sbuf, rbuf, rcount, t, op, comm);
 }
 
 int MPI_Reduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op,
                          MPI_Comm comm) {
     COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, t, op, comm));
-    return reduce_scatter_like(sbuf, rbuf, rcounts, t, op, comm);
+    return reduce_scatter_like<kBlocking>(sbuf, rbuf, rcounts, t, op, comm);
+}
+#endif
+
+
+// Non-blocking collectives: the same decisions as their blocking twins; collplan's run in a request of their own
+// (pmpi_requests.hpp), the library's own through PMPI_I....
+int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Iallgather(sbuf, scount, st, rbuf, rcount, rt, comm, req));
+    const Call k{req};
+    return bytes_like<kAllgather, kNonblocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Ialltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Ialltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req));
+    const Call k{req};
+    return bytes_like<kAlltoall, kNonblocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Ialltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Ialltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, req));
+    const Call k{req};
+    return alltoallv_like<kNonblocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, k);
+}
+
+int MPI_Iallreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Iallreduce(sbuf, rbuf, count, t, op, comm, req));
+    const Call k{req};
+    return reduction_like<kAllreduce, kNonblocking>(0, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBarrier, PMPI_Ibarrier(comm, req));
+    const Call k{req};
+    return barrier<kNonblocking>(comm, k);
+}
+
+int MPI_Ibcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Ibcast(buf, count, t, root, comm, req));
+    const Call k{req};
+    return bytes_like<kBcast, kNonblocking>(root, nullptr, count, t, buf, count, t, comm, k);
+}
+
+int MPI_Igather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Igather(sbuf, scount, st, rbuf, rcount, rt, root, comm, req));
+    const Call k{req};
+    return bytes_like<kGather, kNonblocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Iscatter(sbuf, scount, st, rbuf, rcount, rt, root, comm, req));
+    const Call k{req};
+    return bytes_like<kScatter, kNonblocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Iallgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Iallgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, req));
+    const Call k{req};
+    return allgatherv_like<kNonblocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, k);
+}
+
+int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Ireduce(sbuf, rbuf, count, t, op, root, comm, req));
+    const Call k{req};
+    return reduction_like<kReduce, kNonblocking>(root, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, t, op, comm, req));
+    const Call k{req};
+    return reduction_like<kReduceScatterBlock, kNonblocking>(0, sbuf, rbuf, rcount, t, op, comm, k);
+}
+
+int MPI_Ireduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, t, op, comm, req));
+    const Call k{req};
+    return reduce_scatter_like<kNonblocking>(sbuf, rbuf, rcounts, t, op, comm, k);
+}
+
+#if COLLPLAN_PERSISTENT_COLLECTIVES
+// Persistent collectives (MPI-4): decided at *_init as the blocking twin would be; MPI_Start runs the schedule.
+int MPI_Allgather_init(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_init(sbuf, scount, st, rbuf, rcount, rt, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kAllgather, kPersistent>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Alltoall_init(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_init(sbuf, scount, st, rbuf, rcount, rt, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kAlltoall, kPersistent>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Alltoallv_init(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv_init(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, info, req));
+    const Call k{req, info};
+    return alltoallv_like<kPersistent>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, k);
+}
+
+int MPI_Allreduce_init(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_init(sbuf, rbuf, count, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kAllreduce, kPersistent>(0, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBarrier, PMPI_Barrier_init(comm, info, req));
+    const Call k{req, info};
+    return barrier<kPersistent>(comm, k);
+}
+
+int MPI_Bcast_init(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_init(buf, count, t, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kBcast, kPersistent>(root, nullptr, count, t, buf, count, t, comm, k);
+}
+
+int MPI_Gather_init(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_init(sbuf, scount, st, rbuf, rcount, rt, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kGather, kPersistent>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Scatter_init(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_init(sbuf, scount, st, rbuf, rcount, rt, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kScatter, kPersistent>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Allgatherv_init(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv_init(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, info, req));
+    const Call k{req, info};
+    return allgatherv_like<kPersistent>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, k);
+}
+
+int MPI_Reduce_init(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_init(sbuf, rbuf, count, t, op, root, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kReduce, kPersistent>(root, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Reduce_scatter_block_init(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_init(sbuf, rbuf, rcount, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kReduceScatterBlock, kPersistent>(0, sbuf, rbuf, rcount, t, op, comm, k);
+}
+
+int MPI_Reduce_scatter_init(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter_init(sbuf, rbuf, rcounts, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduce_scatter_like<kPersistent>(sbuf, rbuf, rcounts, t, op, comm, k);
+}
+#endif
+
+#if MPI_VERSION >= 4  // large-count versions of the non-blocking and persistent collectives (MPICH; Open MPI 5.0 has none)
+int MPI_Iallgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Iallgather_c(sbuf, scount, st, rbuf, rcount, rt, comm, req));
+    const Call k{req};
+    return bytes_like<kAllgather, kNonblocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Ialltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Ialltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm, req));
+    const Call k{req};
+    return bytes_like<kAlltoall, kNonblocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Ialltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Ialltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, req));
+    const Call k{req};
+    return alltoallv_like<kNonblocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, k);
+}
+
+int MPI_Iallreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Iallreduce_c(sbuf, rbuf, count, t, op, comm, req));
+    const Call k{req};
+    return reduction_like<kAllreduce, kNonblocking>(0, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Ibcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Ibcast_c(buf, count, t, root, comm, req));
+    const Call k{req};
+    return bytes_like<kBcast, kNonblocking>(root, nullptr, count, t, buf, count, t, comm, k);
+}
+
+int MPI_Igather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Igather_c(sbuf, scount, st, rbuf, rcount, rt, root, comm, req));
+    const Call k{req};
+    return bytes_like<kGather, kNonblocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Iscatter_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Iscatter_c(sbuf, scount, st, rbuf, rcount, rt, root, comm, req));
+    const Call k{req};
+    return bytes_like<kScatter, kNonblocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Iallgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Iallgatherv_c(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, req));
+    const Call k{req};
+    return allgatherv_like<kNonblocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, k);
+}
+
+int MPI_Ireduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Ireduce_c(sbuf, rbuf, count, t, op, root, comm, req));
+    const Call k{req};
+    return reduction_like<kReduce, kNonblocking>(root, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Ireduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Ireduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm, req));
+    const Call k{req};
+    return reduction_like<kReduceScatterBlock, kNonblocking>(0, sbuf, rbuf, rcount, t, op, comm, k);
+}
+
+int MPI_Ireduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Ireduce_scatter_c(sbuf, rbuf, rcounts, t, op, comm, req));
+    const Call k{req};
+    return reduce_scatter_like<kNonblocking>(sbuf, rbuf, rcounts, t, op, comm, k);
+}
+
+int MPI_Allgather_init_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_init_c(sbuf, scount, st, rbuf, rcount, rt, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kAllgather, kPersistent>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Alltoall_init_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_init_c(sbuf, scount, st, rbuf, rcount, rt, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kAlltoall, kPersistent>(0, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Alltoallv_init_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv_init_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, info, req));
+    const Call k{req, info};
+    return alltoallv_like<kPersistent>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm, k);
+}
+
+int MPI_Allreduce_init_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_init_c(sbuf, rbuf, count, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kAllreduce, kPersistent>(0, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Bcast_init_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_init_c(buf, count, t, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kBcast, kPersistent>(root, nullptr, count, t, buf, count, t, comm, k);
+}
+
+int MPI_Gather_init_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_init_c(sbuf, scount, st, rbuf, rcount, rt, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kGather, kPersistent>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Scatter_init_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_init_c(sbuf, scount, st, rbuf, rcount, rt, root, comm, info, req));
+    const Call k{req, info};
+    return bytes_like<kScatter, kPersistent>(root, sbuf, scount, st, rbuf, rcount, rt, comm, k);
+}
+
+int MPI_Allgatherv_init_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv_init_c(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, info, req));
+    const Call k{req, info};
+    return allgatherv_like<kPersistent>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm, k);
+}
+
+int MPI_Reduce_init_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_init_c(sbuf, rbuf, count, t, op, root, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kReduce, kPersistent>(root, sbuf, rbuf, count, t, op, comm, k);
+}
+
+int MPI_Reduce_scatter_block_init_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_init_c(sbuf, rbuf, rcount, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduction_like<kReduceScatterBlock, kPersistent>(0, sbuf, rbuf, rcount, t, op, comm, k);
+}
+
+int MPI_Reduce_scatter_init_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter_init_c(sbuf, rbuf, rcounts, t, op, comm, info, req));
+    const Call k{req, info};
+    return reduce_scatter_like<kPersistent>(sbuf, rbuf, rcounts, t, op, comm, k);
 }
 #endif
 
