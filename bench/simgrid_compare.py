@@ -13,21 +13,24 @@ written to a temporary directory and built there with smpicc. SMPI runs with net
 (no time injected for the program's own code and timer calls). Times are simulated completion times from time 0;
 "first"/"last" are the earliest/latest completion among the ranks that communicate.
 
-Each case runs in three SimGrid settings, each against the collplan flow simulation that models the same thing:
+Each case runs in five SimGrid settings, each against the collplan flow simulation that models the same thing:
 
   cm02        SimGrid's CM02 as it is (the issue's setting): TCP-like sharing weighted by 1/route latency, 5% of
               each flow's rate on its reverse route (network/crosstraffic, default on), 10 ns per link.
               collplan: plain max-min (the issue's comparison), and `sharing=rtt,crosstraffic=0.05` with SimGrid's
               tie rule for half-ring offsets as send hints (`ties`).
   nocross     SimGrid with --cfg=network/crosstraffic:0.  collplan: `sharing=rtt` and SimGrid's tie rule.
+  ... Full    the same with --cfg=network/optim:Full. SimGrid's default, Lazy (lazy action updates with selective
+              re-solving), leaves some allocations that are not max-min -- pairwise step k = 34 on 8x8 gives 14 of its
+              64 flows 3 GB/s at 60 ns, where max-min gives 1 or 2 -- while Full re-solves the whole system.
   plain       SimGrid with crosstraffic off and 0 link latency (CM02 then weights every flow alike: plain max-min).
               collplan: plain max-min, alpha = 0.
 
 collplan's model is wormhole:startup=0,flit=1B,flit_time=0.25ns,hop_time=10ns (a message pays 10 ns per hop before
 it flows, as SimGrid's route latency) -- hockney:alpha=0 for `plain` -- with node_contention=0 (SimGrid has no
 limit on concurrent messages per host), and every collplan message carries 16 bytes more than the MPI message:
-SMPI sends an envelope of 16 bytes with each message (its smpi_request.cpp). Exit code 1 when a matched pair (every row but the first) differs by
-more than 1%.
+SMPI sends an envelope of 16 bytes with each message (its smpi_request.cpp). Exit code 1 when a row that must
+agree (Full and plain) differs by more than 1%; the issue's row and the Lazy rows may differ, with the reason printed.
 """
 from __future__ import annotations
 
@@ -110,7 +113,7 @@ class SimGrid:
         P = 1
         for d in dims:
             P *= d
-        lat = "0" if setting == "plain" else LAT
+        lat = "0" if setting.startswith("plain") else LAT
         plat = os.path.join(self.tmp, f"torus-{'x'.join(map(str, dims))}-{setting}.xml")
         with open(plat, "w") as f:
             f.write(platform(dims, lat))
@@ -119,7 +122,10 @@ class SimGrid:
             f.write("".join(f"n{i}\n" for i in range(P)))
         args = [self.smpirun, "-np", str(P), "-platform", plat, "-hostfile", hosts,
                 "--cfg=network/model:CM02", "--cfg=smpi/alltoall:pair", "--cfg=smpi/simulate-computation:no",
-                "--cfg=smpi/wtime:0", f"--cfg=network/crosstraffic:{1 if setting == 'cm02' else 0}", self.exe]
+                "--cfg=smpi/wtime:0", f"--cfg=network/crosstraffic:{1 if setting.startswith('cm02') else 0}"]
+        if setting.endswith("Full"):
+            args.append("--cfg=network/optim:Full")
+        args.append(self.exe)
         if pairs is None:
             args += ["alltoall", str(m)]
         else:
@@ -194,6 +200,7 @@ def cases(quick: bool):
         ("pairwise step k=3 (1 and 3 hops)", [8, 8], xor(64, 3)),
         ("pairwise step k=4 (half ring, ties)", [8, 8], xor(64, 4)),
         ("pairwise step k=63 (2..8 hops)", [8, 8], xor(64, 63)),
+        ("pairwise step k=34 (x 2, y half ring)", [8, 8], xor(64, 34)),
         ("alltoall/pairwise", [8, 8], None),
     ]
     if not quick:
@@ -226,27 +233,32 @@ def main() -> int:
             else:
                 plain = pairs_schedule(P, topo, pairs)
             tied = collplan.Schedule.from_text(with_ties(plain.to_text(), dims))
-            rows = [("cm02", "plain max-min (the issue's)", plain, MODEL_LAT, "node_contention=0", False),
+            # (SimGrid setting, collplan setting, schedule, model, network, tolerance, why a larger difference is
+            # expected -- empty: the row must agree to 1%, else the script fails)
+            issue = "cross-traffic and 1/latency weights"
+            lazy = "SimGrid's Lazy update, see Full"
+            rows = [("cm02", "plain max-min (the issue's)", plain, MODEL_LAT, "node_contention=0", 0.05, issue),
                     ("cm02", "rtt, crosstraffic=0.05, ties", tied, MODEL_LAT,
-                     "node_contention=0,sharing=rtt,crosstraffic=0.05", True),
-                    ("nocross", "rtt, ties", tied, MODEL_LAT, "node_contention=0,sharing=rtt", True),
-                    ("plain", "plain max-min, alpha=0", plain, MODEL_PLAIN, "node_contention=0", True)]
+                     "node_contention=0,sharing=rtt,crosstraffic=0.05", 0.01, lazy),
+                    ("cm02 Full", "rtt, crosstraffic=0.05, ties", tied, MODEL_LAT,
+                     "node_contention=0,sharing=rtt,crosstraffic=0.05", 0.01, ""),
+                    ("nocross", "rtt, ties", tied, MODEL_LAT, "node_contention=0,sharing=rtt", 0.01, lazy),
+                    ("nocross Full", "rtt, ties", tied, MODEL_LAT, "node_contention=0,sharing=rtt", 0.01, ""),
+                    ("plain", "plain max-min, alpha=0", plain, MODEL_PLAIN, "node_contention=0", 0.01, "")]
             sg_cache = {}
-            for setting, cp_name, sched, model, net, matched in rows:
+            for setting, cp_name, sched, model, net, tol, why in rows:
                 if setting not in sg_cache:
                     sg_cache[setting] = sg.run(dims, setting, m, pairs)
                 s_first, s_last = sg_cache[setting]
                 c_first, c_last = collplan_times(sched, topo, m + ENVELOPE, model, net)
                 diff = (c_last - s_last) / s_last
-                tol = 0.01 if matched else 0.05
                 ok = abs(diff) <= tol and abs(c_first - s_first) <= tol * s_first
-                bad += matched and not ok
-                verdict = ("agree" if ok else "DIFFER") + f" (within {tol:.0%})" if ok else \
-                    f"DIFFER (> {tol:.0%})" + ("" if matched else ": expected, see docs/simulation.md")
+                bad += not ok and not why
+                verdict = f"agree (within {tol:.0%})" if ok else f"DIFFER (> {tol:.0%})" + (f": {why}" if why else "")
                 print(f"{name:38} {'x'.join(map(str, dims)):6} {setting:16} "
                       f"{s_first * 1e6:10.3f}/{s_last * 1e6:11.3f} {cp_name:34} "
                       f"{c_first * 1e6:10.3f}/{c_last * 1e6:11.3f} {diff:+8.3%}  {verdict}", flush=True)
-    print(f"# {bad} matched rows differ by more than 1%")
+    print(f"# {bad} rows that must agree differ by more than 1%")
     return 1 if bad else 0
 
 
