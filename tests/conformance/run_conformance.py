@@ -54,6 +54,24 @@ COLLECTIVES = {
     "gather": ("COLLPLAN_GATHER", ("MPI_Gather", "MPI_Gather_c")),
     "scatter": ("COLLPLAN_SCATTER", ("MPI_Scatter", "MPI_Scatter_c")),
 }
+# nonblocking.c: the non-blocking and persistent versions of all twelve, run under NONBLOCKING_SETS (each sets a
+# choice for every collective at once) instead of the registry's sweeps; its calls are the library's MPI_I<coll>
+# and MPI_<Coll>_init statistics lines.
+NONBLOCKING_SETS = {
+    "set-a": {"COLLPLAN_ALLGATHER": "ring", "COLLPLAN_ALLTOALL": "pairwise", "COLLPLAN_ALLTOALLV": "linear_permutation",
+              "COLLPLAN_ALLREDUCE": "recursive_doubling", "COLLPLAN_BARRIER": "dissemination:n=2",
+              "COLLPLAN_BCAST": "binomial", "COLLPLAN_REDUCE": "binomial", "COLLPLAN_REDUCE_SCATTER_BLOCK": "pairwise",
+              "COLLPLAN_REDUCE_SCATTER": "ring", "COLLPLAN_ALLGATHERV": "ring", "COLLPLAN_GATHER": "binomial",
+              "COLLPLAN_SCATTER": "binomial"},
+    "set-b": {"COLLPLAN_ALLGATHER": "bruck", "COLLPLAN_ALLTOALL": "bruck", "COLLPLAN_ALLTOALLV": "async",
+              "COLLPLAN_ALLREDUCE": "rabenseifner", "COLLPLAN_BARRIER": "dissemination:n=3",
+              "COLLPLAN_BCAST": "scatter_ring_allgather", "COLLPLAN_REDUCE": "rabenseifner",
+              "COLLPLAN_REDUCE_SCATTER_BLOCK": "recursive_halving", "COLLPLAN_REDUCE_SCATTER": "recursive_halving",
+              "COLLPLAN_ALLGATHERV": "bruck", "COLLPLAN_GATHER": "linear", "COLLPLAN_SCATTER": "linear"},
+}
+COLLECTIVES["nonblocking"] = ("", tuple(
+    n for c, (_, (name, *_)) in COLLECTIVES.items()
+    for n in ("MPI_I" + name[4].lower() + name[5:], name + "_init")))
 
 # Environment for runs of many ranks on few cores (README.md, "MPI settings"); a variable already set wins.
 MPI_TUNING = {
@@ -87,6 +105,9 @@ class Cell:
 
 
 def list_variants(lister: str, collective: str, ranks: list[int]) -> tuple[list[str], dict[tuple[str, int], Cell]]:
+    if collective == "nonblocking":  # fixed sets of choices, each applicable at every P (no schedule hash)
+        specs = list(NONBLOCKING_SETS)
+        return specs, {(s, p): Cell(s, p, True, schedule="-") for s in specs for p in ranks}
     out = subprocess.run([lister, collective, "--ranks", f"{min(ranks)}-{max(ranks)}"], check=True,
                          capture_output=True, text=True).stdout
     specs: list[str] = []
@@ -281,7 +302,9 @@ class Runner:
             cmd.append("--oversubscribe")
         if spec:
             value = "native" if self.args.time_as_native else spec
-            cmd += ["env", f"LD_PRELOAD={self.args.lib}", f"{self.var}={value}", "COLLPLAN_STATS=1"]
+            choices = {self.var: value} if self.var else {
+                k: "native" if self.args.time_as_native else v for k, v in NONBLOCKING_SETS[spec].items()}
+            cmd += ["env", f"LD_PRELOAD={self.args.lib}", *(f"{k}={v}" for k, v in choices.items()), "COLLPLAN_STATS=1"]
         return cmd + [self.program]
 
     def run(self, spec: str, ranks: int) -> Run:
