@@ -1,12 +1,14 @@
 // Simulator benchmarks (not tests): wall time, events and peak memory of one simulation.
-//   bench_sim FIDELITY ALGORITHM TOPOLOGY SIZE [NETWORK-SPEC] [MODEL-SPEC]
+//   bench_sim FIDELITY ALGORITHM TOPOLOGY SIZE [NETWORK-SPEC] [MODEL-SPEC] [PARAMS]
 // e.g. bench_sim packet alltoall/a2at torus:8x8 1MiB
+//      bench_sim packet alltoall/a2at torus:8x8 1MiB "...,pacing=load,arbitration=fcfs" "" sync=barrier
 //      bench_sim loggp allreduce/recursive_doubling full:65536 1MiB
 // Prints the generation and simulation times separately; run under /usr/bin/time -v for the peak RSS.
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "collplan/algorithms/registry.hpp"
@@ -33,17 +35,23 @@ static uint64_t digest(const sim::SimResult& r) {
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: %s FIDELITY ALGORITHM TOPOLOGY SIZE [NETWORK] [MODEL]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s FIDELITY ALGORITHM TOPOLOGY SIZE [NETWORK] [MODEL] [PARAMS k=v,...]\n", argv[0]);
         return 2;
     }
     const std::string a2at_net = "ports=4,mtu=2KiB,header=32B,flit=16B,link_bw=4GB/s,link_latency=10ns,"
                                  "router_latency=16ns,buffer=8KiB,vcs=2,overhead=200ns";
     const std::string net = argc > 5 ? argv[5] : a2at_net;
-    const std::string model = argc > 6 ? argv[6] : "hockney:alpha=200ns,beta=0.25ns/B,ports=4";
+    const std::string model = argc > 6 && argv[6][0] ? argv[6] : "hockney:alpha=200ns,beta=0.25ns/B,ports=4";
+    std::map<std::string, std::string> params;  // the algorithm's parameters, "k=v,k=v"
+    for (std::string rest = argc > 7 ? argv[7] : ""; !rest.empty();) {
+        const size_t comma = std::min(rest.find(','), rest.size()), eq = rest.find('=');
+        if (eq < comma) params[rest.substr(0, eq)] = rest.substr(eq + 1, comma - eq - 1);
+        rest.erase(0, std::min(comma + 1, rest.size()));
+    }
     try {
         const Topology topo = Topology::parse(argv[3]);
         auto t0 = std::chrono::steady_clock::now();
-        const Schedule s = make_schedule(argv[2], topo.nodes(), topo);
+        const Schedule s = make_schedule(argv[2], topo.nodes(), topo, params);
         auto t1 = std::chrono::steady_clock::now();
         const std::clock_t c1 = std::clock();
         sim::SimOptions opt;

@@ -11,6 +11,7 @@
 #include "collplan/model/estimate.hpp"
 #include "collplan/model/link_load.hpp"
 #include "collplan/schedule/text.hpp"
+#include "collplan/sim/packet/packet.hpp"
 #include "collplan/verify/verify.hpp"
 
 namespace collplan {
@@ -221,6 +222,94 @@ TEST(A2AT, TieHintsRoundTripThroughTextAndRoute) {
     EXPECT_EQ(t.route(0, 8, 2)[0].to, 12);
     EXPECT_THROW(from_text("collplan-schedule 1\ncollective alltoall\nranks 2\nblocks in=2 out=2 tmp=0\nrank 0\n"
                            "  0: recv from 1 tag 0 out[1+1] ties 1\nrank 1\n"), Error);
+}
+
+// pacing=load's numbers for every send of A2AT (sim/packet/packet.hpp), derived by hand. torus:5x5, groups by
+// {|dx|, |dy|} of their members: (1,0): each +X link carries the one message of its tail node, fed only by that
+// node's NIC: n = 1, c = 1, w = 0. (2,0): a +X link carries the message of its tail node (from its NIC) and of the
+// node behind (from the -X link): n = 2, c = 2, w = (c - 1) h = 2. (1,1): a +X link carries (1,1) and (1,-1) of its
+// tail node, from two NICs; a +Y link the turns of (1,1) from -X and (-1,1) from +X: n = 2, c = 2, w = 2. (2,1) and
+// (1,2): a +X link takes the transit input and the NICs of (2,1) and (1,-2): n = 3, c = 3, w = 6. (2,2): +X takes
+// the transit input (both (2,2) and (2,-2) of the node behind) and two NICs; +Y the transit input and the turns
+// from -X and +X: n = 4, c = 3, w = 8.
+TEST(A2AT, LoadPacingSharesAreDerivedFromEachGroupsLinks) {
+    const std::map<std::pair<int, int>, std::pair<double, double>> expect = {
+        {{0, 1}, {1, 0}}, {{0, 2}, {2, 2}}, {{1, 1}, {2, 2}}, {{1, 2}, {3, 6}}, {{2, 2}, {4, 8}}};
+    for (const char* sync : {"group", "barrier"}) {
+        const Topology t = Topology::parse("torus:5x5");
+        const Schedule s = a2at("torus:5x5", {{"sync", sync}});
+        const sim::LoadShares ls = sim::load_shares(s, t);
+        int sends = 0;
+        for (int r = 0; r < s.ranks(); ++r)
+            for (uint32_t k = 0; k < s.num_ops(r); ++k) {
+                const Op& op = s.program(r).ops[k];
+                if (op.kind != OpKind::send) {
+                    EXPECT_EQ(ls.of(r, k), 0.0);
+                    continue;
+                }
+                const int dx = std::abs(offset(r % 5, op.peer % 5, 5)), dy = std::abs(offset(r / 5, op.peer / 5, 5));
+                const auto want = expect.at({std::min(dx, dy), std::max(dx, dy)});
+                EXPECT_EQ(ls.of(r, k), want.first) << sync << " rank " << r << " to " << op.peer;
+                EXPECT_EQ(ls.waits_of(r, k), want.second) << sync << " rank " << r << " to " << op.peer;
+                ++sends;
+            }
+        EXPECT_EQ(sends, 25 * 24);
+    }
+    // torus:4x4, the group of the half-ring offsets (2,0) +X, (0,2) +Y, (2,2) -X -Y: two messages on every link it
+    // uses, so its 4-hop message gets n = 2 (pacing by hops would give it 4), c = 2 (transit and one NIC or one turn
+    // per link), w = 4; every other group: n = h.
+    const Topology t = Topology::parse("torus:4x4");
+    const Schedule s = a2at("torus:4x4");
+    const sim::LoadShares ls = sim::load_shares(s, t);
+    for (uint32_t k = 0; k < s.num_ops(0); ++k) {
+        const Op& op = s.program(0).ops[k];
+        if (op.kind != OpKind::send) continue;
+        const int h = std::abs(offset(0, op.peer % 4, 4)) + std::abs(offset(0, op.peer / 4, 4));
+        if (op.peer == 10) EXPECT_EQ(ls.of(0, k), 2.0) << "(2,2)";
+        else EXPECT_EQ(ls.of(0, k), h) << "to " << op.peer;
+        if (op.peer == 10) EXPECT_EQ(ls.waits_of(0, k), 4.0);
+    }
+}
+
+// sync=barrier (the report's variant with a barrier between groups): the same messages as sync=group, a global
+// barrier between consecutive groups, and it verifies (on meshes too, where nodes may have nothing in a group).
+TEST(A2AT, BarrierSyncPutsABarrierBetweenGroups) {
+    for (const char* spec : {"torus:8x8", "torus:9x9", "mesh:6x6", "torus:4x6"}) {
+        const Schedule g = a2at(spec), b = a2at(spec, {{"sync", "barrier"}});
+        const VerifyResult v = verify(b);
+        EXPECT_TRUE(v.ok) << spec << ": " << v.message;
+        int barriers = 0;
+        for (const Op& op : b.program(0).ops) barriers += op.kind == OpKind::barrier;
+        EXPECT_EQ(static_cast<size_t>(barriers) + 1, groups_of(g, 0).size()) << spec;
+        EXPECT_EQ(b.total_ops(), g.total_ops() + static_cast<uint64_t>(barriers) * b.ranks()) << spec;
+    }
+}
+
+// On a square torus the members of every group are 90-degree rotations of each other, routes and all: the half-ring
+// tie of a member goes the way of its orbit's signed offset, so (k/2, b) +X rotates to (-b, k/2) +Y, (-k/2, -b) -X
+// and (b, -k/2) -Y (the same turns at the same relative places; the group of the self-negating offsets aside).
+TEST(A2AT, SquareTorusGroupsAreRotationsRoutesIncluded) {
+    for (int k : {4, 6, 8}) {
+        const std::string spec = "torus:" + std::to_string(k) + "x" + std::to_string(k);
+        const Topology t = Topology::parse(spec);
+        const Schedule s = a2at(spec);
+        for (const auto& [begin, end] : groups_of(s, 0)) {
+            std::vector<std::pair<int, int>> moves;  // signed (X hops, Y hops) of each send's route
+            for (uint32_t i = begin; i < end; ++i) {
+                const Op& op = s.program(0).ops[i];
+                if (op.kind != OpKind::send) continue;
+                int mx = 0, my = 0;
+                for (const Link& l : t.route(0, op.peer, op.ties)) {
+                    const auto a = t.coords(l.from), b = t.coords(l.to);
+                    (a[0] != b[0] ? mx : my) += offset(a[0] != b[0] ? a[0] : a[1], a[0] != b[0] ? b[0] : b[1], k) > 0 ? 1 : -1;
+                }
+                moves.emplace_back(mx, my);
+            }
+            if (moves.size() != 4) continue;  // the half group
+            for (size_t i = 0; i < 4; ++i)
+                EXPECT_EQ(moves[(i + 1) % 4], std::make_pair(-moves[i].second, moves[i].first)) << spec << " member " << i;
+        }
+    }
 }
 
 TEST(AlltoallRing, ShiftsByKInStepKAndCostsPMinusOneMessages) {

@@ -3,7 +3,8 @@
 // Source:        "Simulation evaluation of an optimal all-to-all communication algorithm using packet pacing"
 //                (IPSJ SIG-HPC 2010-HPC-126, seed 004) and the notes on A2AT in seeds/README.md. The report is mostly
 //                unreadable; the group order "ring" is read from the legend of its figure 16 (Seq / Phase / Hop for
-//                9x9). The handling of half-ring offsets on even sides and the mesh variant are derived here.
+//                9x9), sync=barrier from its section 4.5 (a dissemination barrier between groups, Table 5). The
+//                handling of half-ring offsets on even sides and the mesh variant are derived here.
 // Preconditions: a 1-D or 2-D torus or mesh (ring:P, line:P, torus:AxB, mesh:AxB), any sides (odd or even);
 //                P = A B ranks, rank r at coordinates (r mod A, r div A). Four ports per node to send the four
 //                messages of a group at once (ports 0..3 are set on every send and receive).
@@ -13,23 +14,39 @@
 //                (k^2-1)/4 groups of 4. Member i of a group uses port i; every node sends the same relative
 //                offsets, X first then Y (dimension-ordered), so with a whole group in flight every directed link
 //                of a square torus carries exactly h = |a| + |b| messages of it.
-//                Even sides: an offset of exactly half a ring has two shortest ways; the send says which (Op::ties):
-//                the tie goes the way of the sign of the other component ((k/2, b) + for b > 0, - for b < 0), and
-//                the three self-negating offsets (k/2, 0), (0, k/2), (k/2, k/2) form one group of three: + in X,
-//                + in Y, and - in both, which again loads every directed link equally (k/2). A lone half-ring
-//                offset (only one side even, or a ring) alternates the direction with the sender's coordinate.
-//                Mesh: offsets up to the side - 1, each node sends the members whose destination exists.
+//                Even sides: an offset of exactly half a ring has two shortest ways; the send says which (Op::ties).
+//                Square torus: the way of the signed offset of the orbit member ((k/2, b) +X, its rotations
+//                (-b, k/2) +Y, (-k/2, -b) -X, (b, -k/2) -Y), so the four routes of a group are rotations of each other,
+//                turns included; other shapes: the way of the sign of the other component ((k/2, b) + for b > 0, -
+//                for b < 0). The three self-negating offsets (k/2, 0), (0, k/2), (k/2, k/2) form one group of
+//                three: + in X, + in Y, and - in both, which again loads every directed link equally (k/2). A lone
+//                half-ring offset (only one side even, or a ring) alternates the direction with the sender's
+//                coordinate. Mesh: offsets up to the side - 1, each node sends the members whose destination exists.
 //                Order of the groups (parameter order): ring = by Chebyshev ring max(|a|,|b|), then axis,
 //                diagonal, others by hop count (the report's figure 16); hop / hop-desc = by hop count up / down;
 //                phase = all axis groups, then diagonals, then the others. sync=group waits for a group's sends
-//                and receives before the next group; sync=port only orders each port's sends (receives posted at
-//                once).
-// Cost:          G (alpha + m beta) with 4 ports, G = number of groups; ideal (busiest directed link / link
-//                bandwidth): even k x k torus k^3/8 m beta, odd k x k torus k (k^2 - 1)/8 m beta
-//                (link_loads() of this schedule; equal to the bisection lower bound of lower_bound_s)
-// Memory:        no scratch; P (2P - 1) ops, 2P - 1 per rank.
+//                and receives before the next group; sync=barrier adds a global barrier between groups (the next
+//                group starts on every node at once on an empty network); sync=port only orders each port's sends
+//                (receives posted at once).
+// Pacing:        the report paces each group by hand (its Table 4 / figure 16 sweep one setting per group). The
+//                packet simulator's pacing=load derives each message's rate from its own group instead
+//                (sim/packet/packet.hpp): link bandwidth / (n (1 + w/N)), n = the most messages of its group on one
+//                link of its route (= h on a square torus, k/2 for the (k/2, k/2) message of the half group, which
+//                hop pacing sends at 1/k), w = (c - 1) h packet times, c = the most inputs that feed one of its links
+//                in the group (3 here: the transit input plus two NICs or two turns; 2 for axis groups, 1 for (1,0)),
+//                N = its packets. With first-come-first-served routers and sync=barrier this reaches 1.020 / 1.022 /
+//                1.038 x the ideal on 8x8 / 9x9 / 16x16 at 1 MiB without virtual output queues (docs/exchange.md).
+//                On a mesh no pacing beats the step bound: groups one after another need the sum over groups of
+//                each group's busiest link, 190 blocks on 8x8 against the ideal 128 (1.48 x).
+// Cost:          G (alpha + m beta) with 4 ports, G = number of groups (+ (G - 1) barriers with sync=barrier);
+//                ideal (busiest directed link / link bandwidth): even k x k torus k^3/8 m beta, odd k x k torus
+//                k (k^2 - 1)/8 m beta (link_loads() of this schedule; equal to the bisection lower bound of
+//                lower_bound_s); with pacing=load each group takes about (1 + w/N) n_max m beta.
+// Memory:        no scratch; P (2P - 1) ops, 2P - 1 per rank (+ G - 1 barriers per rank with sync=barrier).
 // Example:       torus:3x3, rank 0 at (0,0): copy in[0] -> out[0]; group (1,0): send to the nodes at (1,0), (0,1),
 //                (2,0), (0,2) on ports 0..3 and receive from the same four; group (1,1): (1,1), (2,1), (2,2), (1,2).
+//                Paced (pacing=load, 1 MiB = 512 packets): group (1,0) n = 1, w = 0, at the full link rate; group
+//                (1,1) n = 2, c = 2, w = 2: each message at B / (2 (1 + 2/512)).
 #include <algorithm>
 #include <array>
 #include <tuple>
@@ -74,8 +91,11 @@ std::array<std::pair<int, int>, 4> orbit(int a, int b, bool rotate) {
 // Sign of a tie from the other component: + for a positive or zero one, - for a negative one or another tie.
 int tie_sign(Comp other) { return other.tie || other.v < 0 ? -1 : 1; }
 
-// The route of torus offset (cx, cy) (both reduced mod the sides).
-Member torus_member(const Shape& s, int cx, int cy) {
+// The route of torus offset (cx, cy) (both reduced mod the sides); (ox, oy) is the signed offset of the orbit
+// it came from. On a square torus a tie goes the way of that signed offset, so the members of a group stay
+// 90-degree rotations of each other route and all (the same turns at the same places); on other shapes the way of
+// the sign of the other component.
+Member torus_member(const Shape& s, int cx, int cy, int ox, int oy) {
     const Comp x = canon(cx, s.nx), y = canon(cy, s.ny);
     Member m{x.v, y.v, 0, false};
     const bool self_negating = (cx == 0 || x.tie) && (cy == 0 || y.tie);
@@ -84,8 +104,9 @@ Member torus_member(const Shape& s, int cx, int cy) {
         m.alternate = true;  // (k/2, 0) or (0, k/2) alone: no partner offset to balance it
         return m;
     }
-    if (x.tie && tie_sign(y) < 0) m.dx = -m.dx, m.ties |= 1;
-    if (y.tie && tie_sign(x) < 0) m.dy = -m.dy, m.ties |= 2;
+    const bool rot = s.rotate() && !self_negating;
+    if (x.tie && (rot ? ox < 0 : tie_sign(y) < 0)) m.dx = -m.dx, m.ties |= 1;
+    if (y.tie && (rot ? oy < 0 : tie_sign(x) < 0)) m.dy = -m.dy, m.ties |= 2;
     return m;
 }
 
@@ -112,7 +133,7 @@ std::vector<Group> torus_groups(const Shape& s) {
                 if (mark) continue;
                 mark = 1;
                 self_negating = mod(-cx, s.nx) == cx && mod(-cy, s.ny) == cy;
-                g.members.push_back(torus_member(s, cx, cy));
+                g.members.push_back(torus_member(s, cx, cy, ox, oy));
             }
             if (!self_negating) {
                 out.push_back(std::move(g));
@@ -200,8 +221,8 @@ Schedule generate(const Problem& p) {
     const std::string& sync = p.params.text("sync");
     if (order != "ring" && order != "hop" && order != "hop-desc" && order != "phase")
         throw Error("parameter order='" + order + "' is invalid for alltoall/a2at (allowed: ring, hop, hop-desc, phase)");
-    if (sync != "group" && sync != "port")
-        throw Error("parameter sync='" + sync + "' is invalid for alltoall/a2at (allowed: group, port)");
+    if (sync != "group" && sync != "port" && sync != "barrier")
+        throw Error("parameter sync='" + sync + "' is invalid for alltoall/a2at (allowed: group, port, barrier)");
     const Shape s = shape_of(p.topology);
     std::vector<Group> groups = s.torus ? torus_groups(s) : mesh_groups(s);
     sort_groups(groups, order);
@@ -215,6 +236,7 @@ Schedule generate(const Problem& p) {
         std::array<int64_t, 4> last_send{-1, -1, -1, -1};
         for (size_t g = 0; g < groups.size(); ++g) {
             if (g > 0 && sync == "group") b.fence();
+            if (g > 0 && sync == "barrier") b.fence().barrier(), b.fence();
             for (size_t i = 0; i < groups[g].members.size(); ++i)
                 add_member(b, s, r, groups[g].members[i], static_cast<int>(i), sync == "port", last_send);
         }
@@ -228,7 +250,8 @@ const Registration reg{{
     .summary = "torus all-port all-to-all: groups of four symmetric offsets sent at once on four ports",
     .source = "A2AT, IPSJ SIG-HPC 2010-HPC-126 (packet pacing report) and its public abstracts",
     .params = {{"order", ParamKind::text, "ring", 0, 0, "group order: ring, hop, hop-desc or phase"},
-               {"sync", ParamKind::text, "group", 0, 0, "group: wait for each group; port: chain each port only"}},
+               {"sync", ParamKind::text, "group", 0, 0,
+                "group: wait for each group; barrier: and a global barrier between groups; port: chain each port only"}},
     .applies = applies,
     .generate = generate,
     .default_topologies = {"torus2d", "mesh2d", "ring", "line"},

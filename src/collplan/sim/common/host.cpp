@@ -88,7 +88,7 @@ void Host::matched(int sender, uint32_t send_op, uint32_t recv_op) {
     if (!free_msgs_.empty()) id = free_msgs_.back(), free_msgs_.pop_back();
     else id = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
     const double bytes = static_cast<double>(cur_[sender].units(send_op)) * m_;
-    msgs_[id] = HostMsg{Message{sender, so.peer, bytes, -1, -1, ro.port, so.ties}, send_op, recv_op, false, 2};
+    msgs_[id] = HostMsg{Message{sender, so.peer, bytes, -1, -1, ro.port, so.ties, send_op}, send_op, recv_op, false, 2};
     ++messages_;
     acquire(send_ports_[sender], id, so.port, true);
 }

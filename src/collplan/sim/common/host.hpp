@@ -45,6 +45,7 @@ struct Message {
     int send_port, recv_port;  // the ports the host holds for it (recv_port -1 without node contention)
     int recv_port_hint;        // the recv op's port (kAnyPort: none)
     uint8_t ties;              // the send's torus route hint (Op::ties, for Topology::route)
+    uint32_t send_op;          // the send's index in the sender's program
 };
 
 class Host;

@@ -61,10 +61,10 @@ const std::vector<Key>& keys() {
         real_key("inject_bw", Unit::per_byte, &NetParams::inject_s_per_byte),
         real_key("eject_bw", Unit::per_byte, &NetParams::eject_s_per_byte),
         real_key("overhead", Unit::time, &NetParams::overhead_s),
-        int_key("pacing", Unit::choice, &NetParams::pacing, 0, 3, {"none", "gap", "hops"}),
+        int_key("pacing", Unit::choice, &NetParams::pacing, 0, 4, {"none", "gap", "hops", "load"}),
         real_key("pacing_gap", Unit::time, &NetParams::pacing_gap_s),
         real_key("pacing_factor", Unit::real, &NetParams::pacing_factor),
-        int_key("arbitration", Unit::choice, &NetParams::arbitration, 0, 2, {"round_robin", "random"}),
+        int_key("arbitration", Unit::choice, &NetParams::arbitration, 0, 3, {"round_robin", "random", "fcfs"}),
     };
     return k;
 }

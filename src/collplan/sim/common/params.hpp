@@ -11,8 +11,8 @@
 namespace collplan::sim {
 
 enum class Switching : uint8_t { vct, wormhole };
-enum class Pacing : uint8_t { none, gap, hops };
-enum class Arbitration : uint8_t { round_robin, random };
+enum class Pacing : uint8_t { none, gap, hops, load };
+enum class Arbitration : uint8_t { round_robin, random, fcfs };
 enum class Sharing : uint8_t { maxmin, rtt };
 
 struct NetParams {
@@ -43,7 +43,9 @@ struct NetParams {
     double overhead_s = 0;           // software overhead per message before its first packet leaves
     Pacing pacing = Pacing::none;
     double pacing_gap_s = 0;         // pacing=gap: at least this much between the starts of a NIC's packets
-    double pacing_factor = 1;        // pacing=hops: a message of h hops is injected at link bandwidth / (factor h)
+    double pacing_factor = 1;        // pacing=hops: a message of h hops is injected at link bandwidth / (factor h);
+                                     // pacing=load: at link bandwidth / (factor n (1 + w/N)), n its share of its
+                                     // group's busiest link, w its slack (sim/packet/packet.hpp)
     Arbitration arbitration = Arbitration::round_robin;
 
     std::string spec() const;        // canonical: the keys that differ from the defaults, in the order above

@@ -93,9 +93,86 @@ struct Nic {
     Time next_allowed;                // pacing
 };
 
+}  // namespace
+
+// pacing=load (packet.hpp): per send op, n = the largest load its fence group puts on a link of its route, in
+// units of the send's own size, and w = (c - 1) h, c = the most input channels (the previous link of a route, or a
+// NIC's injection port) from which messages of the group enter one link of its route, h = its hops. Groups: the
+// ops of a rank between two fences, numbered from 0 on every rank, and group g of every rank taken together (an
+// SPMD schedule's step). Each group is routed on its own (three passes over its sends: add, take the maxima,
+// remove), so the work is three routes per send and the memory a counter per link, whatever the number of groups.
+// A global barrier re-aligns the numbering: a group is (barriers before it, fences since the last barrier), so a
+// rank with nothing to do in a barrier-separated step (an A2AT mesh node without a partner) does not shift it.
+LoadShares load_shares(const Schedule& s, const Topology& topo) {
+    LoadShares out;
+    const int P = s.ranks();
+    const auto L = static_cast<uint32_t>(topo.num_links());
+    out.begin.assign(static_cast<size_t>(P) + 1, 0);
+    for (int r = 0; r < P; ++r) out.begin[r + 1] = out.begin[r] + s.program(r).ops.size();
+    out.share.assign(out.begin[P], 0.0f);
+    out.waits.assign(out.begin[P], 0.0f);
+    struct Send {
+        uint64_t group;
+        int32_t rank;
+        uint32_t op;
+    };
+    std::vector<Send> sends;
+    for (int r = 0; r < P; ++r) {
+        const RankProgram& prog = s.program(r);
+        uint32_t barriers = 0, fences = 0;
+        for (uint32_t k = 0; k < prog.ops.size(); ++k) {
+            const Op& op = prog.ops[k];
+            if (op.kind == OpKind::barrier) ++barriers, fences = 0;
+            else if (k > 0 && op.fence()) ++fences;
+            if (op.kind == OpKind::send) sends.push_back({uint64_t{barriers} << 32 | fences, r, k});
+        }
+    }
+    std::stable_sort(sends.begin(), sends.end(), [](const Send& a, const Send& b) { return a.group < b.group; });
+    std::vector<uint64_t> load(L, 0);
+    std::vector<uint32_t> inputs(L, 0);                  // per link: input channels feeding it in this group
+    std::vector<std::pair<uint32_t, uint32_t>> feeds;    // (link, input channel) of this group
+    for (size_t lo = 0; lo < sends.size();) {
+        size_t hi = lo;
+        while (hi < sends.size() && sends[hi].group == sends[lo].group) ++hi;
+        feeds.clear();
+        for (int pass = 0; pass < 3; ++pass) {
+            for (size_t i = lo; i < hi; ++i) {
+                const Op& op = s.program(sends[i].rank).ops[sends[i].op];
+                const uint64_t units = s.op(sends[i].rank, sends[i].op).units;
+                const std::vector<Link> route = topo.route(sends[i].rank, op.peer, op.ties);
+                uint64_t most = 0;
+                uint32_t widest = 0, prev = L + static_cast<uint32_t>(std::max<int>(op.port, 0));  // injection
+                for (const Link& l : route) {
+                    const auto id = static_cast<uint32_t>(l.id);
+                    if (pass == 0) load[id] += units, feeds.emplace_back(id, prev);
+                    else if (pass == 1) most = std::max(most, load[id]), widest = std::max(widest, inputs[id]);
+                    else load[id] -= units, inputs[id] = 0;
+                    prev = id;
+                }
+                if (pass == 1 && units > 0) {
+                    const size_t at = out.begin[sends[i].rank] + sends[i].op;
+                    out.share[at] = static_cast<float>(static_cast<double>(most) / static_cast<double>(units));
+                    const uint32_t c = std::max<uint32_t>(widest, 1);
+                    out.waits[at] = static_cast<float>((c - 1) * route.size());
+                }
+            }
+            if (pass == 0) {  // distinct inputs per link
+                std::sort(feeds.begin(), feeds.end());
+                feeds.erase(std::unique(feeds.begin(), feeds.end()), feeds.end());
+                for (const auto& f : feeds) ++inputs[f.first];
+            }
+        }
+        lo = hi;
+    }
+    return out;
+}
+
+namespace {
+
 class PacketNet final : public Network {
 public:
-    PacketNet(const Topology& topo, const NetParams& net, int ports, SimQueue& q, Host& host, const SimOptions& opt);
+    PacketNet(const Topology& topo, const NetParams& net, int ports, SimQueue& q, Host& host, const SimOptions& opt,
+              LoadShares shares);
     void start(uint32_t id, const Message& m, Time now) override;
     void on_event(Time t, const SimEvent& e) override;
     void finish(SimResult& r, Time end) override;
@@ -167,17 +244,19 @@ private:
     std::vector<int64_t> link_busy_ps_;
     DirectionClasses dirs_;
     Timeline timeline_;
+    LoadShares shares_;                            // pacing=load
 };
 
 PacketNet::PacketNet(const Topology& topo, const NetParams& net, int ports, SimQueue& q, Host& host,
-                     const SimOptions& opt)
+                     const SimOptions& opt, LoadShares shares)
     : net_(net), q_(q), host_(host), P_(topo.nodes()), ports_(ports), vcs_(net.vcs),
       L_(static_cast<uint32_t>(topo.num_links())), flit_(net.flit),
       full_bytes_(static_cast<uint32_t>(net.mtu + net.header)),
       split_(net.dateline && (topo.kind() == TopoKind::torus || topo.kind() == TopoKind::ring)),
       router_latency_(Time::seconds(net.router_latency_s)), overhead_(Time::seconds(net.overhead_s)),
       link_ps_per_byte_(net.link_s_per_byte * 1e12), topo_(topo), rng_(opt.seed * 0x9e3779b97f4a7c15ull + 1),
-      dirs_(direction_classes(topo)), timeline_(static_cast<int>(dirs_.names.size()), opt.time_bins) {
+      dirs_(direction_classes(topo)), timeline_(static_cast<int>(dirs_.names.size()), opt.time_bins),
+      shares_(std::move(shares)) {
     if (split_ && vcs_ < 2)
         throw Error("simulate packet: a torus with dateline=1 needs vcs >= 2 (got " + std::to_string(vcs_) + ")");
     if (net.switching == Switching::vct && flits(static_cast<uint32_t>(net.mtu + net.header)) > net.buffer)
@@ -264,6 +343,10 @@ void PacketNet::start(uint32_t id, const Message& m, Time now) {
     const double full = static_cast<double>(std::min<uint64_t>(pm.left, net_.mtu) + net_.header);
     if (net_.pacing == Pacing::hops)
         pm.interval = bytes_time(full * net_.pacing_factor * static_cast<double>(pm.hops.size() - 1), link_ps_per_byte_);
+    else if (net_.pacing == Pacing::load)
+        pm.interval = bytes_time(full * net_.pacing_factor * shares_.of(m.src, m.send_op) *
+                                     (1 + shares_.waits_of(m.src, m.send_op) / static_cast<double>(pm.undelivered)),
+                                 link_ps_per_byte_);
     q_.push(now + overhead_, SimEvent{id, 0, kNicReady});
 }
 
@@ -393,7 +476,7 @@ void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
     k.tail_in = end;
     q_.push(k.ready, SimEvent{p, ++k.gen, kArrive});
     if (net_.pacing == Pacing::gap) n.next_allowed = end + Time::seconds(net_.pacing_gap_s);
-    else if (net_.pacing == Pacing::hops) n.next_allowed = max(end, now + pm.interval);
+    else if (net_.pacing == Pacing::hops || net_.pacing == Pacing::load) n.next_allowed = max(end, now + pm.interval);
     else n.next_allowed = end;
     if (k.last) {
         q_.push(end, SimEvent{id, 0, kLeft});
@@ -442,6 +525,8 @@ int PacketNet::pick(uint32_t ch, Time now, int* vc_out) {
     const Channel& c = ch_[ch];
     int best = -1, count = 0;
     uint32_t best_key = 0;
+    Time best_ready;
+    const bool fcfs = net_.arbitration == Arbitration::fcfs;
     const VcChoice room = best_vcs(ch, now);
     for (size_t i = 0; i < c.requests.size(); ++i) {
         const Request& k = c.requests[i];
@@ -449,11 +534,16 @@ int PacketNet::pick(uint32_t ch, Time now, int* vc_out) {
         if (vc < 0) continue;
         const uint32_t key = k.in_ch - c.rr - 1;  // rotation: the input after the last one served first
         bool take = best < 0 || key < best_key;
+        Time ready;
+        if (fcfs) {  // the earliest arrival at the router first, rotation among equals
+            ready = packets_[k.p].ready;
+            take = best < 0 || ready < best_ready || (ready == best_ready && key < best_key);
+        }
         if (net_.arbitration == Arbitration::random) {  // reservoir sampling over the eligible ones
             rng_ ^= rng_ << 13, rng_ ^= rng_ >> 7, rng_ ^= rng_ << 17;
             take = rng_ % static_cast<uint64_t>(++count) == 0;
         }
-        if (take) best = static_cast<int>(i), best_key = key, *vc_out = vc;
+        if (take) best = static_cast<int>(i), best_key = key, best_ready = ready, *vc_out = vc;
     }
     return best;
 }
@@ -537,7 +627,7 @@ SimResult simulate_packet(const Schedule& s, const Topology& topo, const Model& 
     const int ports = net.ports > 0 ? net.ports : std::max(1, model.ports);
     SimQueue q;
     Host host(s, model, ports, false, block_bytes(s, opt.size_bytes), q);
-    PacketNet pn(topo, net, ports, q, host, opt);
+    PacketNet pn(topo, net, ports, q, host, opt, net.pacing == Pacing::load ? load_shares(s, topo) : LoadShares{});
     SimResult r;
     host.run(pn, r, opt, "packet");
     pn.finish(r, Time::seconds(r.time_s));
