@@ -213,7 +213,8 @@ int reap_found(const std::vector<Found>& found, MPI_Status* statuses, const int*
             if (at < 0) continue;
         }
         MPI_Status* st = status_at(statuses, at);
-        if (reap(f.c, st, MPI_SUCCESS, st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR) != MPI_SUCCESS) err = f.c->error ? f.c->error : MPI_ERR_INTERN;
+        const int e = f.c->error;
+        if (reap(f.c, st, MPI_SUCCESS, st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR) != MPI_SUCCESS) err = e;
     }
     if (err != MPI_SUCCESS && rc == MPI_SUCCESS) rc = statuses == MPI_STATUSES_IGNORE ? err : MPI_ERR_IN_STATUS;
     return rc;
@@ -317,7 +318,7 @@ void progress_finalize() {
 // ------------------------------------------------------------------------------------------------ slow paths
 namespace {
 
-int start_one(MPI_Request* r) {
+[[gnu::noinline]] int start_one(MPI_Request* r) {
     CollRequest* c = nullptr;
     {
         MaybeLock lock(g_locking);
@@ -335,7 +336,7 @@ int start_one(MPI_Request* r) {
     return PMPI_Start(r);
 }
 
-int wait_slow(MPI_Request* r, MPI_Status* st) {
+[[gnu::noinline]] int wait_slow(MPI_Request* r, MPI_Status* st) {
     if (t_inside) return PMPI_Wait(r, st);
     CollRequest* c = nullptr;
     {
@@ -349,7 +350,7 @@ int wait_slow(MPI_Request* r, MPI_Status* st) {
     return reap(c, st, rc, error);
 }
 
-int test_slow(MPI_Request* r, int* flag, MPI_Status* st) {
+[[gnu::noinline]] int test_slow(MPI_Request* r, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Test(r, flag, st);
     CollRequest* c = nullptr;
     {
@@ -364,7 +365,7 @@ int test_slow(MPI_Request* r, int* flag, MPI_Status* st) {
     return reap(c, st, rc, error);
 }
 
-int waitall_slow(int n, MPI_Request* reqs, MPI_Status* sts) {
+[[gnu::noinline]] int waitall_slow(int n, MPI_Request* reqs, MPI_Status* sts) {
     if (t_inside) return PMPI_Waitall(n, reqs, sts);
     const std::vector<Found> found = collect(n, reqs);
     const int rc = poll([&](int& done) { return PMPI_Testall(n, reqs, &done, sts); },
@@ -372,7 +373,7 @@ int waitall_slow(int n, MPI_Request* reqs, MPI_Status* sts) {
     return reap_found(found, sts, nullptr, -1, rc);
 }
 
-int testall_slow(int n, MPI_Request* reqs, int* flag, MPI_Status* sts) {
+[[gnu::noinline]] int testall_slow(int n, MPI_Request* reqs, int* flag, MPI_Status* sts) {
     if (t_inside) return PMPI_Testall(n, reqs, flag, sts);
     const std::vector<Found> found = collect(n, reqs);
     progress_locked();
@@ -388,7 +389,7 @@ int reap_index(const std::vector<Found>& found, int index, MPI_Status* st, int r
     return rc;
 }
 
-int waitany_slow(int n, MPI_Request* reqs, int* index, MPI_Status* st) {
+[[gnu::noinline]] int waitany_slow(int n, MPI_Request* reqs, int* index, MPI_Status* st) {
     if (t_inside) return PMPI_Waitany(n, reqs, index, st);
     const std::vector<Found> found = collect(n, reqs);
     const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
@@ -397,7 +398,7 @@ int waitany_slow(int n, MPI_Request* reqs, int* index, MPI_Status* st) {
     return reap_index(found, *index, st, rc, error);
 }
 
-int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
+[[gnu::noinline]] int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Testany(n, reqs, index, flag, st);
     const std::vector<Found> found = collect(n, reqs);
     progress_locked();
@@ -406,7 +407,7 @@ int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st
     return *flag ? reap_index(found, *index, st, rc, error) : rc;
 }
 
-int waitsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
+[[gnu::noinline]] int waitsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
     if (t_inside) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
     const std::vector<Found> found = collect(n, reqs);
     const int rc = poll(
@@ -419,7 +420,7 @@ int waitsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Sta
     return *outcount == MPI_UNDEFINED ? rc : reap_found(found, sts, indices, *outcount, rc);
 }
 
-int testsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
+[[gnu::noinline]] int testsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
     if (t_inside) return PMPI_Testsome(n, reqs, outcount, indices, sts);
     const std::vector<Found> found = collect(n, reqs);
     progress_locked();
@@ -427,7 +428,7 @@ int testsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Sta
     return *outcount == MPI_UNDEFINED ? rc : reap_found(found, sts, indices, *outcount, rc);
 }
 
-int get_status_slow(MPI_Request r, int* flag, MPI_Status* st) {
+[[gnu::noinline]] int get_status_slow(MPI_Request r, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Request_get_status(r, flag, st);
     CollRequest* c = nullptr;
     {
@@ -443,7 +444,7 @@ int get_status_slow(MPI_Request r, int* flag, MPI_Status* st) {
 
 // MPI_Request_free: a persistent request only while inactive (as MPI's own: MPI_ERR_REQUEST); a non-blocking one
 // at any time -- a running schedule then completes in later calls and is dropped.
-int request_free_slow(MPI_Request* r) {
+[[gnu::noinline]] int request_free_slow(MPI_Request* r) {
     MaybeLock lock(g_locking);
     CollRequest* c = find(*r);
     if (!c) return PMPI_Request_free(r);
@@ -458,6 +459,12 @@ int request_free_slow(MPI_Request* r) {
         c->user_freed = true;
     }
     return rc;
+}
+
+[[gnu::noinline]] int cancel_slow(MPI_Request* r) {
+    MaybeLock lock(g_locking);
+    if (CollRequest* c = find(*r)) return request_error(*c, MPI_ERR_REQUEST, "MPI_Cancel: a collective request cannot be cancelled");
+    return PMPI_Cancel(r);
 }
 
 }  // namespace
@@ -523,9 +530,7 @@ int MPI_Request_free(MPI_Request* r) {
 // Cancelling a collective request is erroneous (MPI 4.1, 6.12 and 6.13): a clear error, the run goes on.
 int MPI_Cancel(MPI_Request* r) {
     if (g_live.load(std::memory_order_relaxed) == 0) [[likely]] return PMPI_Cancel(r);
-    MaybeLock lock(g_locking);
-    if (CollRequest* c = find(*r)) return request_error(*c, MPI_ERR_REQUEST, "MPI_Cancel: a collective request cannot be cancelled");
-    return PMPI_Cancel(r);
+    return cancel_slow(r);
 }
 
 int MPI_Start(MPI_Request* r) {
