@@ -27,7 +27,6 @@
 #include <cstring>
 #include <exception>
 #include <thread>
-#include <unordered_map>
 
 namespace collplan::mpi::pmpi {
 
@@ -40,7 +39,9 @@ namespace {
 // ------------------------------------------------------------------------------------------------- state
 static thread_local bool t_inside __attribute__((tls_model("initial-exec"))) = false;  // advancing schedules
 
-std::unordered_map<uint64_t, CollRequest*>& g_by_handle = *new std::unordered_map<uint64_t, CollRequest*>;
+// Every live collplan request (few at a time: a linear search is cheaper than hashing), and spare records.
+std::vector<CollRequest*>& g_live_list = *new std::vector<CollRequest*>;
+std::vector<CollRequest*>& g_spare = *new std::vector<CollRequest*>;
 std::vector<CollRequest*>& g_running = *new std::vector<CollRequest*>;
 MPI_Comm g_self = MPI_COMM_NULL;  // the empty messages that complete the handles
 std::vector<int>& g_free_tags = *new std::vector<int>;
@@ -50,16 +51,11 @@ struct StatusFields {
 };
 StatusFields g_status[2];  // [persistent]: what the MPI library's own collective request reports
 
-uint64_t key_of(MPI_Request r) {
-    uint64_t k = 0;
-    std::memcpy(&k, &r, sizeof(r) < sizeof(k) ? sizeof(r) : sizeof(k));
-    return k;
-}
-
 CollRequest* find(MPI_Request r) {
     if (r == MPI_REQUEST_NULL) return nullptr;
-    auto it = g_by_handle.find(key_of(r));
-    return it == g_by_handle.end() ? nullptr : it->second;
+    for (CollRequest* c : g_live_list)
+        if (c->handle == r) return c;
+    return nullptr;
 }
 
 // The collplan request a completion call may complete: started, not yet returned (an idle persistent one is, for
@@ -97,11 +93,25 @@ int new_tag() {
 }
 
 void destroy(CollRequest* c) {
-    g_by_handle.erase(key_of(c->handle));
+    for (CollRequest*& x : g_live_list)
+        if (x == c) {
+            x = g_live_list.back();
+            g_live_list.pop_back();
+            break;
+        }
     g_free_tags.push_back(c->tag);
     if (c->slot && c->pool && !(c->slot->req && c->slot->req->active())) c->pool->spare.push_back(std::move(c->slot));
     --g_live;
-    delete c;
+    c->owner.reset(), c->pool.reset(), c->slot.reset(), c->launch = nullptr;
+    g_spare.push_back(c);
+}
+
+CollRequest* new_record() {
+    if (g_spare.empty()) return new CollRequest;
+    CollRequest* c = g_spare.back();
+    g_spare.pop_back();
+    *c = CollRequest{};
+    return c;
 }
 
 int request_error(CollRequest& c, int error, const char* what) {
@@ -239,22 +249,34 @@ void progress_thread() {
     }
 }
 
+// A non-blocking request's status (MPI calls it from the completion call that returns the request): count 0, not
+// cancelled, the source and tag of the library's own collective requests.
+int query_fn(void* extra, MPI_Status* st) {
+    const auto* c = static_cast<const CollRequest*>(extra);
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = g_status[0].source, st->MPI_TAG = g_status[0].tag;
+    return c->error;
+}
+int free_fn(void*) { return MPI_SUCCESS; }          // the record goes when the completion call returns (reap)
+int cancel_fn(void*, int) { return MPI_SUCCESS; }   // never called: MPI_Cancel is interposed
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ the requests
 CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out, int& rc) {
     ensure_self();
-    auto* c = new CollRequest;
+    CollRequest* c = new_record();
     c->comm = comm, c->fn = fn, c->persistent = persistent, c->tag = new_tag();
     rc = persistent ? PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, c->tag, g_self, &c->handle)
-                    : PMPI_Irecv(nullptr, 0, MPI_BYTE, 0, c->tag, g_self, &c->handle);
+                    : PMPI_Grequest_start(query_fn, free_fn, cancel_fn, c, &c->handle);
     if (rc != MPI_SUCCESS) {
         g_free_tags.push_back(c->tag);
-        delete c;
+        g_spare.push_back(c);
         return nullptr;
     }
     ++g_live;
-    g_by_handle[key_of(c->handle)] = c;
+    g_live_list.push_back(c);
     if (!persistent) ++g_outstanding, c->state = CollRequest::running;
     *out = c->handle;
     return c;
@@ -270,7 +292,8 @@ void complete(CollRequest& c) {
     if (c.finish && c.error == MPI_SUCCESS) c.finish();
     c.finish = nullptr;
     c.state = CollRequest::signalled;
-    PMPI_Send(nullptr, 0, MPI_BYTE, 0, c.tag, g_self);
+    if (c.persistent) PMPI_Send(nullptr, 0, MPI_BYTE, 0, c.tag, g_self);
+    else PMPI_Grequest_complete(c.handle);
     if (c.user_freed) {  // MPI frees its receive now; the program holds no handle
         --g_outstanding;
         destroy(&c);
