@@ -12,7 +12,8 @@
 //   (MPI_Waitall on [a receive, a collplan request] where the message is sent only after the collective completes
 //   elsewhere);
 // - a schedule whose run is over is finished (staged data copied out), and its request completed for the MPI
-//   library by the empty message to itself; the completion call that returns it rewrites the status;
+//   library (MPI_Grequest_complete; persistent: the empty message to itself); the completion call that returns it
+//   writes the status fields;
 // - the executor's own MPI_Testall/MPI_Waitall (this library calls the MPI_ names) come back here: a thread-local
 //   flag sends them straight to PMPI_ while the schedules are being advanced.
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,

@@ -2,14 +2,16 @@
 // MPI_Start) collectives: what pmpi.cpp (the interceptors of the collectives) and pmpi_requests.cpp (MPI_Start,
 // the completion calls, progress) share. Internal to libcollplan_pmpi.so.
 //
-// The handle. The program gets a request of the MPI library itself: a receive of an empty message from this
-// process to itself on a private duplicate of MPI_COMM_SELF (MPI_Irecv; persistent: MPI_Recv_init, started by
-// MPI_Start), each with a tag of its own. The library sends that message when the schedule has completed, so until
-// then the request is, for the MPI library too, active and incomplete: MPI_Waitall, MPI_Testany, MPI_Waitsome, ...
-// on arrays that mix it with point-to-point requests keep MPI's own semantics, and a completion call the library
-// did not see could not report it complete early. The interposed completion calls advance the schedules and write
-// into the returned status what the MPI library's own collective request gives (MPI_SOURCE, MPI_TAG: captured once
-// from an MPI_Ibarrier / MPI_Barrier_init on MPI_COMM_SELF; the count is 0 and not cancelled, as there).
+// The handle. The program gets a request of the MPI library itself that stays active and incomplete, for the MPI
+// library too, until the schedule has completed: a non-blocking call's is a generalized request (MPI_Grequest_start,
+// completed by MPI_Grequest_complete; its query function gives the status); a persistent call's, which generalized
+// requests cannot be, an inactive receive of an empty message from this process to itself on a private duplicate
+// of MPI_COMM_SELF (MPI_Recv_init, a tag of its own), started by MPI_Start and completed by the library's empty
+// message to itself. So MPI_Waitall, MPI_Testany, MPI_Waitsome, ... on arrays that mix them with point-to-point
+// requests keep MPI's own semantics, and a completion call the library did not see could not report one complete
+// early. The interposed completion calls advance the schedules and write into the returned status what the MPI
+// library's own collective request gives (MPI_SOURCE, MPI_TAG: captured once from an MPI_Ibarrier /
+// MPI_Barrier_init on MPI_COMM_SELF; the count is 0 and not cancelled, as there).
 #pragma once
 #include <mpi.h>
 
@@ -59,10 +61,10 @@ struct SlotPool {
 enum Kind : uint8_t { kBlocking, kNonblocking, kPersistent };
 
 struct CollRequest {
-    MPI_Request handle = MPI_REQUEST_NULL;  // the program's request (as created: the key of the lookup table)
+    MPI_Request handle = MPI_REQUEST_NULL;  // the program's request (as created: what the lookups compare)
     MPI_Comm comm = MPI_COMM_NULL;          // the program's communicator (its error handler)
     int fn = 0;                             // pmpi.cpp's Fn
-    int tag = 0;                            // of the empty message on the private MPI_COMM_SELF duplicate
+    int tag = 0;                            // persistent: of the empty message on the MPI_COMM_SELF duplicate
     bool persistent = false;
     enum State : uint8_t { idle, running, signalled } state = idle;
     bool user_freed = false;                // MPI_Request_free while running: dropped when it completes
