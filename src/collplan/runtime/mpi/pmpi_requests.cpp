@@ -328,15 +328,18 @@ void progress_init(int provided, int world_rank) {
 }
 
 void progress_finalize() {
-    if (!g_thread) return;
-    {
-        std::lock_guard<std::recursive_mutex> lock(g_mu);
-        g_thread_stop = true;
+    if (g_thread) {
+        {
+            std::lock_guard<std::recursive_mutex> lock(g_mu);
+            g_thread_stop = true;
+        }
+        g_wake.notify_all();
+        g_thread->join();
+        delete g_thread;
+        g_thread = nullptr, g_thread_on = false;
     }
-    g_wake.notify_all();
-    g_thread->join();
-    delete g_thread;
-    g_thread = nullptr, g_thread_on = false;
+    for (unsigned idle = 0; progress_locked(); ++idle)  // MPI_Finalize completes freed requests too
+        if (idle >= 64) sched_yield();
 }
 
 // ------------------------------------------------------------------------------------------------ slow paths

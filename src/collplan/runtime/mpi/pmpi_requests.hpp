@@ -95,6 +95,7 @@ void discard(CollRequest* c);
 
 // COLLPLAN_PROGRESS=thread: a thread advances the schedules (MPI_THREAD_MULTIPLE only; else a warning, once).
 void progress_init(int provided, int world_rank);
+// At MPI_Finalize: stops the thread, and completes the runs still going (requests the program freed while they ran).
 void progress_finalize();
 
 }  // namespace collplan::mpi::pmpi
