@@ -21,6 +21,15 @@ file(GLOB COLLPLAN_MPI_SOURCES CONFIGURE_DEPENDS src/collplan/runtime/mpi/*.cpp)
 list(FILTER COLLPLAN_MPI_SOURCES EXCLUDE REGEX "/pmpi(_requests)?\\.cpp$")  # the PMPI library's own
 
 set(mpi_homes_json "")
+# A plain C MPI test program (nothing but MPI) built against one MPI's headers and libmpi: the PMPI test programs.
+function(collplan_mpi_c_program target source)
+  add_executable(${target} ${source})
+  set_target_properties(${target} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11)
+  target_include_directories(${target} PRIVATE ${home}/include)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  target_link_libraries(${target} PRIVATE ${mpi_link})
+endfunction()
+
 foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
   string(REPLACE "=" ";" kv "${entry}")
   list(LENGTH kv n)
@@ -113,11 +122,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
     # reduce_scatter_block, reduce_scatter), for every P under one of two sets of choices (odd P: a, even P: b; each
     # has one algorithm that refuses the program's non-commutative operation, which must then run natively).
     # COLLPLAN_STATS must show that collplan ran each of the seven.
-    add_executable(pmpi_more_${abi} tests/mpi/pmpi_more.c)
-    set_target_properties(pmpi_more_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11)
-    target_include_directories(pmpi_more_${abi} PRIVATE ${home}/include)
-    target_compile_options(pmpi_more_${abi} PRIVATE -Wall -Wextra)
-    target_link_libraries(pmpi_more_${abi} PRIVATE ${mpi_link})
+    collplan_mpi_c_program(pmpi_more_${abi} tests/mpi/pmpi_more.c)
     set(pmpi_more_a COLLPLAN_BCAST=binomial COLLPLAN_GATHER=binomial COLLPLAN_SCATTER=binomial COLLPLAN_ALLGATHERV=ring
         COLLPLAN_REDUCE=binomial COLLPLAN_REDUCE_SCATTER_BLOCK=pairwise COLLPLAN_REDUCE_SCATTER=ring)
     set(pmpi_more_b COLLPLAN_BCAST=scatter_ring_allgather COLLPLAN_GATHER=linear COLLPLAN_SCATTER=linear
@@ -146,11 +151,7 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
     # each: pmpi_more's a/b sets and pmpi_prog's five), several in flight, mixed with point-to-point requests in
     # every completion call, statuses and errors as the library's own. COLLPLAN_STATS must show that collplan ran
     # every non-blocking and every persistent collective. P = 2 and 5 once more with COLLPLAN_PROGRESS=thread.
-    add_executable(pmpi_nonblocking_${abi} tests/mpi/pmpi_nonblocking.c)
-    set_target_properties(pmpi_nonblocking_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11)
-    target_include_directories(pmpi_nonblocking_${abi} PRIVATE ${home}/include)
-    target_compile_options(pmpi_nonblocking_${abi} PRIVATE -Wall -Wextra)
-    target_link_libraries(pmpi_nonblocking_${abi} PRIVATE ${mpi_link})
+    collplan_mpi_c_program(pmpi_nonblocking_${abi} tests/mpi/pmpi_nonblocking.c)
     set(pmpi_nb_base COLLPLAN_ALLGATHER=ring COLLPLAN_ALLTOALL=pairwise COLLPLAN_ALLTOALLV=linear_permutation
         COLLPLAN_ALLREDUCE=recursive_doubling COLLPLAN_BARRIER=dissemination:n=2)
     set(pmpi_nb_ran "")
