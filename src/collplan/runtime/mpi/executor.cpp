@@ -5,6 +5,7 @@
 #include "collplan/schedule/walk.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -24,6 +25,49 @@ void sub(void* dst, const void* src, int n) {
     T* d = static_cast<T*>(dst);
     const T* s = static_cast<const T*>(src);
     for (int i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] - s[i]);
+}
+
+// A wait polls (MPI_Testall / MPI_Testsome) for up to kSpin before it blocks (MPI_Waitall / MPI_Waitsome). MPICH's
+// blocking calls give the processor up (sched_yield, about once per call) while they wait: at P = 2 a blocking
+// wait for a message already on its way cost 0.15-0.8 us more than polling for it (bench/README.md, "Spin before
+// blocking"). Spinning about as long as blocking costs, then blocking, is the classic spin-then-block rule (never
+// worse than twice the better choice, whatever the wait turns out to be: Karlin, Li, Manasse, Owicki, SOSP 1991);
+// 2 us and 50 us measured the same. Open MPI's blocking waits poll anyway; oversubscribed ranks lose at most kSpin
+// per wait before they yield.
+constexpr std::chrono::microseconds kSpin{2};
+
+template <class Poll>
+bool spin_until(Poll poll) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (;;) {
+        for (int k = 0; k < 8; ++k)
+            if (poll()) return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
+    }
+}
+
+void wait_all(std::vector<MPI_Request>& reqs) {
+    const int n = static_cast<int>(reqs.size());
+    if (spin_until([&] {
+            int done = 0;
+            check(MPI_Testall(n, reqs.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+            return done != 0;
+        }))
+        return;
+    check(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+// Some of reqs: outcount (>= 1) indices.
+void wait_some(std::vector<MPI_Request>& reqs, std::vector<int>& indices, int& outcount) {
+    const int n = static_cast<int>(reqs.size());
+    indices.resize(reqs.size());
+    outcount = 0;
+    if (spin_until([&] {
+            check(MPI_Testsome(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+            return outcount != 0 && outcount != MPI_UNDEFINED;
+        }))
+        return;
+    check(MPI_Waitsome(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
 }
 
 }  // namespace
@@ -227,42 +271,10 @@ void Execution::start(const RunArgs& a) {
     pump();
 }
 
-// Start and wait in one call. The group walk may then use blocking MPI calls: a group whose messages are one send
-// and one recv becomes one MPI_Sendrecv (what hand-written code and the MPI libraries' own collectives use; under
-// MPICH it is cheaper than MPI_Isend + MPI_Irecv + MPI_Waitall).
+// Start and wait in one call: the blocking collectives.
 void Execution::run(const RunArgs& a) {
-    if (!plan_->by_groups_) {
-        start(a);
-        wait();
-        return;
-    }
-    begin(a);
-    reqs_.clear();
-    req_node_.clear();
-    const auto& gb = plan_->group_begin_;
-    for (group_ = 0; group_ + 1 < gb.size(); ++group_) {
-        uint32_t send = UINT32_MAX, recv = UINT32_MAX, messages = 0;
-        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
-            const OpKind k = plan_->nodes_[i].kind;
-            if (k == OpKind::send || k == OpKind::recv) ++messages, (k == OpKind::send ? send : recv) = i;
-        }
-        if (messages == 2 && send != UINT32_MAX && recv != UINT32_MAX) {
-            for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i)
-                if (i != send && i != recv) local(plan_->nodes_[i]);
-            const Message out = message(send), in = message(recv);
-            const Node &sn = plan_->nodes_[send], &rn = plan_->nodes_[recv];
-            check(MPI_Sendrecv(out.ptr, out.count, out.type, sn.peer, args_.tag_base + sn.tag, in.ptr, in.count, in.type,
-                               rn.peer, args_.tag_base + rn.tag, plan_->comm_, MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv");
-            unstage(rn);
-            continue;
-        }
-        open_group();
-        if (reqs_.empty()) continue;
-        check(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-        finish_group();
-    }
-    active_ = false;
+    start(a);
+    wait();
 }
 
 // The group walk (Plan::by_groups_): opens groups from group_ on -- posts their messages in program order and runs
@@ -508,7 +520,7 @@ void Execution::wait() {
     if (!active_) return;
     if (plan_->by_groups_) {
         while (active_) {
-            check(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            wait_all(reqs_);
             end_group();
         }
         return;
@@ -522,14 +534,13 @@ void Execution::wait() {
         if (reqs_.empty()) throw Error("collplan executor stalled: ops wait for each other (invalid schedule)");
         const int n = static_cast<int>(reqs_.size());
         if (all_or_nothing()) {
-            check(MPI_Waitall(n, reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+            wait_all(reqs_);
             for (size_t k = 0; k < static_cast<size_t>(n); ++k) on_request_done(k);
             compact();
             continue;
         }
-        indices_.resize(reqs_.size());
         int outcount = 0;
-        check(MPI_Waitsome(n, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
+        wait_some(reqs_, indices_, outcount);
         for (int k = 0; k < outcount; ++k) on_request_done(static_cast<size_t>(indices_[k]));
         compact();
     }

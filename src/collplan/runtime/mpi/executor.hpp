@@ -4,7 +4,7 @@
 // holds the byte layout of every op (runtime/layout.hpp), the dependency graph in compact arrays, and committed
 // derived datatypes for non-contiguous messages. An Execution is one run of a plan on concrete buffers, driven
 // split-phase: start() posts what can start, test() advances without blocking (MPI_Testsome), wait() blocks
-// (MPI_Waitsome) until this rank's part is done. Most schedules order their ops by groups (fences) alone -- no
+// (MPI_Waitsome, after polling for a moment) until this rank's part is done. Most schedules order their ops by groups (fences) alone -- no
 // explicit dependency, no barrier -- and run as the group walk instead: post a group's messages, run its local
 // ops, one MPI_Waitall (MPI_Testall), next group; the same MPI calls hand-written code makes, and about half the
 // executor's instructions per call of the general walk (bench/README.md, "executor overhead").
@@ -114,7 +114,7 @@ public:
     Execution& operator=(const Execution&) = delete;
 
     void start(const RunArgs& a);  // throws Error if a run is still active
-    void run(const RunArgs& a);    // start + wait, with blocking MPI calls where they are cheaper (MPI_Sendrecv)
+    void run(const RunArgs& a);    // start + wait
     bool test();                   // advances; true when this rank's part is complete
     void wait();
     bool active() const { return active_; }

@@ -622,9 +622,7 @@ std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) 
 // buffers, stages the input, starts the run).
 template <Kind K, class Launch>
 int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, MPI_Datatype t, Launch launch) {
-    int rc = MPI_SUCCESS;
-    CollRequest* c = new_request(comm, f, K == kPersistent, k.request, rc);
-    if (!c) return rc;
+    CollRequest* c = new_request(comm, f, K == kPersistent, k.request);
     c->owner = en.shared_from_this();
     if (!en.pool) en.pool = std::make_shared<SlotPool>();
     c->pool = en.pool;

@@ -1,19 +1,21 @@
 // libcollplan_pmpi.so, part two: the requests of the non-blocking and persistent collectives that pmpi.cpp runs as
-// collplan schedules (the handle: pmpi_requests.hpp), and the MPI calls that start, complete and free requests --
-// MPI_Start, MPI_Startall, MPI_Wait, MPI_Test, MPI_Waitall/any/some, MPI_Testall/any/some, MPI_Request_get_status,
-// MPI_Request_free, MPI_Cancel -- interposed so that they advance the schedules.
+// collplan schedules (the handle: pmpi_requests.hpp), and every MPI call that takes a request -- MPI_Start(all),
+// MPI_Wait, MPI_Test, MPI_Waitall/any/some, MPI_Testall/any/some, MPI_Request_get_status(_any/_all/_some),
+// MPI_Request_free, MPI_Cancel, MPI_Request_c2f -- interposed so that they know collplan's handles and advance
+// the schedules.
 //
-// Cost: while no collplan request is outstanding (the usual case, and always in a program with no non-blocking or
-// persistent collective that collplan runs) each of these is one load, one branch and the tail call to PMPI_
-// (bench/README.md, "Drop-in overhead"). Otherwise (the slow path):
-// - a completion call advances every running schedule (Request::test, which never blocks), then asks the MPI
-//   library without blocking (PMPI_Test*) and repeats until its requests are complete; it blocks in PMPI_Wait*
-//   only once no schedule is running any more -- never while a schedule could still need this process to progress
-//   (MPI_Waitall on [a receive, a collplan request] where the message is sent only after the collective completes
-//   elsewhere);
-// - a schedule whose run is over is finished (staged data copied out), and its request completed for the MPI
-//   library (MPI_Grequest_complete; persistent: the empty message to itself); the completion call that returns it
-//   writes the status fields;
+// Cost: while the program holds no collplan request (always, in a program with no non-blocking or persistent
+// collective that collplan runs) each of these is one load, one branch and the tail call to PMPI_ (bench/README.md,
+// "Drop-in overhead"). Otherwise (the slow path):
+// - a call on collplan's requests alone answers from the table; MPI_Wait on the one schedule that runs waits in
+//   the schedule's own MPI calls, as the blocking collective does;
+// - a call on an array that mixes them with the MPI library's requests hands the library a copy with
+//   MPI_REQUEST_NULL in collplan's places and merges the answers: MPI_Waitany's index, MPI_Testsome's list (the
+//   collplan requests first), MPI_UNDEFINED only when no request of either kind is active;
+// - while a schedule runs, a call never blocks in the MPI library: it advances every running schedule
+//   (Request::test, which never blocks) and asks the library without blocking (PMPI_Test*), until its requests are
+//   complete -- so MPI_Waitall on [a receive, a collective] completes where the message is sent only after the
+//   collective completed on the sender, and a wait on a point-to-point request advances the collectives in flight;
 // - the executor's own MPI_Testall/MPI_Waitall (this library calls the MPI_ names) come back here: a thread-local
 //   flag sends them straight to PMPI_ while the schedules are being advanced.
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
@@ -22,97 +24,112 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <type_traits>
 
 namespace collplan::mpi::pmpi {
 
 bool g_locking = false;
 std::recursive_mutex g_mu;
-std::atomic<int> g_outstanding{0}, g_live{0};
 
 namespace {
 
 // ------------------------------------------------------------------------------------------------- state
 static thread_local bool t_inside __attribute__((tls_model("initial-exec"))) = false;  // advancing schedules
 
-// Every live collplan request (few at a time: a linear search is cheaper than hashing), and spare records.
-std::vector<CollRequest*>& g_live_list = *new std::vector<CollRequest*>;
-std::vector<CollRequest*>& g_spare = *new std::vector<CollRequest*>;
+std::atomic<int> g_live{0};  // records the program may hold a handle of; 0: every call passes straight through
+std::vector<CollRequest*>& g_table = *new std::vector<CollRequest*>;  // by index; records are reused, never freed
+std::vector<uint32_t>& g_free = *new std::vector<uint32_t>;
 std::vector<CollRequest*>& g_running = *new std::vector<CollRequest*>;
-MPI_Comm g_self = MPI_COMM_NULL;  // the empty messages that complete the handles
-std::vector<int>& g_free_tags = *new std::vector<int>;
-int g_next_tag = 0;
-struct StatusFields {
-    int source = 0, tag = 0;
-};
-StatusFields g_status[2];  // [persistent]: what the MPI library's own collective request reports
 
-CollRequest* find(MPI_Request r) {
-    if (r == MPI_REQUEST_NULL) return nullptr;
-    for (CollRequest* c : g_live_list)
-        if (c->handle == r) return c;
-    return nullptr;
-}
+// The statuses the MPI library's own collective requests give (captured once on MPI_COMM_SELF): completed
+// non-blocking [0] and persistent [1] ones (MPI_SOURCE and MPI_TAG as the library sets them; count 0, not
+// cancelled), and an inactive persistent one (the "empty status"; g_inactive_error: whether the library writes its
+// MPI_ERROR, else the caller's value stays).
+MPI_Status g_done[2], g_inactive;
+bool g_have_statuses = false, g_inactive_error = false;
 
-// The collplan request a completion call may complete: started, not yet returned (an idle persistent one is, for
-// the MPI library too, an inactive request).
-CollRequest* find_active(MPI_Request r) {
-    CollRequest* c = find(r);
-    return c && c->state != CollRequest::idle ? c : nullptr;
-}
-
-// The private communicator and the status fields of the MPI library's own collective requests, once.
-void ensure_self() {
-    if (g_self != MPI_COMM_NULL) return;
-    PMPI_Comm_dup(MPI_COMM_SELF, &g_self);
-    MPI_Request r;
-    MPI_Status st;
+void capture_statuses() {
+    g_have_statuses = true;
+    MPI_Request r = MPI_REQUEST_NULL;
     PMPI_Ibarrier(MPI_COMM_SELF, &r);
-    PMPI_Wait(&r, &st);
-    g_status[0] = {st.MPI_SOURCE, st.MPI_TAG};
+    PMPI_Wait(&r, &g_done[0]);
+    g_done[1] = g_done[0];
+    constexpr int kUnset = -77777;
+    g_inactive.MPI_ERROR = kUnset;
+    r = MPI_REQUEST_NULL;
+    PMPI_Wait(&r, &g_inactive);  // MPI_REQUEST_NULL: the empty status
 #if COLLPLAN_PERSISTENT_COLLECTIVES
     PMPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, &r);
+    g_inactive.MPI_ERROR = kUnset;
+    PMPI_Wait(&r, &g_inactive);  // inactive
     PMPI_Start(&r);
-    PMPI_Wait(&r, &st);
+    PMPI_Wait(&r, &g_done[1]);
     PMPI_Request_free(&r);
-    g_status[1] = {st.MPI_SOURCE, st.MPI_TAG};
 #endif
-}
-
-int new_tag() {
-    if (!g_free_tags.empty()) {
-        const int t = g_free_tags.back();
-        g_free_tags.pop_back();
-        return t;
+    g_inactive_error = g_inactive.MPI_ERROR != kUnset;
+    for (MPI_Status& st : g_done) {
+        PMPI_Status_set_elements(&st, MPI_BYTE, 0);
+        PMPI_Status_set_cancelled(&st, 0);
     }
-    return g_next_tag++;  // MPI_TAG_UB >= 32767: more requests than that at once are not expected
 }
 
-void destroy(CollRequest* c) {
-    for (CollRequest*& x : g_live_list)
-        if (x == c) {
-            x = g_live_list.back();
-            g_live_list.pop_back();
-            break;
-        }
-    g_free_tags.push_back(c->tag);
-    if (c->slot && c->pool && !(c->slot->req && c->slot->req->active())) c->pool->spare.push_back(std::move(c->slot));
-    --g_live;
-    c->owner.reset(), c->pool.reset(), c->slot.reset(), c->launch = nullptr;
-    g_spare.push_back(c);
+// The empty status of an inactive request, into st (not ignored).
+void inactive_status(MPI_Status* st) {
+    const int error = st->MPI_ERROR;
+    *st = g_inactive;
+    if (!g_inactive_error) st->MPI_ERROR = error;
 }
 
-CollRequest* new_record() {
-    if (g_spare.empty()) return new CollRequest;
-    CollRequest* c = g_spare.back();
-    g_spare.pop_back();
-    *c = CollRequest{};
-    return c;
+// ------------------------------------------------------------------------------------------------- handles
+constexpr uint32_t kMaxRequests = 1u << 24;
+
+// (Templates, so that only the branch of this MPI's handle type is compiled.)
+template <class R = MPI_Request>
+R encode(uint32_t i) {
+    if constexpr (std::is_pointer_v<R>) return reinterpret_cast<R>((uintptr_t{0xc011} << 48) | (uintptr_t{i} << 4));
+    else return static_cast<R>(0x1c000000u | i);
+}
+
+// Whether r has the form of collplan's handles, and its index.
+template <class R>
+bool decode(R r, uint32_t& i) {
+    if constexpr (std::is_pointer_v<R>) {
+        const auto v = reinterpret_cast<uintptr_t>(r);
+        i = static_cast<uint32_t>((v & ((uintptr_t{1} << 48) - 1)) >> 4);
+        return (v >> 48) == 0xc011 && (v & 0xf) == 0 && i < kMaxRequests;
+    } else {
+        const auto v = static_cast<uint32_t>(r);
+        i = v & (kMaxRequests - 1);
+        return (v & ~(kMaxRequests - 1)) == 0x1c000000u;
+    }
+}
+
+// The live collplan request r names, or null (the MPI library's requests, MPI_REQUEST_NULL).
+CollRequest* ours(MPI_Request r) {
+    uint32_t i = 0;
+    if (!decode(r, i) || i >= g_table.size()) return nullptr;
+    CollRequest* c = g_table[i];
+    return c->live ? c : nullptr;
+}
+
+// A handle of collplan's form that names no live request: freed, or never made. The MPI library cannot take it.
+bool stale(MPI_Request r) {
+    uint32_t i = 0;
+    return decode(r, i) && !ours(r);
+}
+
+int stale_error(const char* call) {
+    std::fprintf(stderr, "collplan: %s: the request was freed or never created (MPI_ERR_REQUEST)\n", call);
+    std::fflush(stderr);
+    PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
+    return MPI_ERR_REQUEST;
 }
 
 int request_error(CollRequest& c, int error, const char* what) {
@@ -120,6 +137,37 @@ int request_error(CollRequest& c, int error, const char* what) {
     std::fflush(stderr);
     PMPI_Comm_call_errhandler(c.comm, error);
     return error;
+}
+
+void destroy(CollRequest* c) {
+    c->live = false;
+    --g_live;
+    if (c->slot && c->pool && !(c->slot->req && c->slot->req->active())) c->pool->spare.push_back(std::move(c->slot));
+    c->owner.reset(), c->pool.reset(), c->slot.reset(), c->launch = nullptr, c->finish = nullptr;
+    g_free.push_back(c->index);
+}
+
+// ------------------------------------------------------------------------------------------------- progress
+void drop_running(CollRequest& c) {
+    for (CollRequest*& x : g_running)
+        if (x == &c) {
+            x = g_running.back();
+            g_running.pop_back();
+            return;
+        }
+}
+
+void run_failed(CollRequest& c, const std::exception& e) {
+    std::fprintf(stderr, "collplan: a non-blocking collective failed inside collplan's schedule: %s\n", e.what());
+    std::fflush(stderr);
+    c.error = MPI_ERR_INTERN;
+}
+
+// The run of c is over (done, or failed): off the running list, completed.
+void ended(CollRequest& c) {
+    drop_running(c);
+    if (c.error != MPI_SUCCESS) PMPI_Comm_call_errhandler(c.comm, c.error);
+    complete(c);
 }
 
 // Advances every running schedule once (lock held). Returns whether one is still running.
@@ -133,19 +181,11 @@ bool progress() {
         try {
             done = c.slot->req->test();
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "collplan: a non-blocking collective failed inside collplan's schedule: %s\n", e.what());
-            std::fflush(stderr);
-            c.error = MPI_ERR_INTERN;
+            run_failed(c, e);
             done = true;
         }
-        if (!done) {
-            ++i;
-            continue;
-        }
-        g_running[i] = g_running.back();
-        g_running.pop_back();
-        if (c.error != MPI_SUCCESS) PMPI_Comm_call_errhandler(c.comm, c.error);
-        complete(c);
+        if (done) ended(c);  // (takes c out of g_running: the next one is at i now)
+        else ++i;
     }
     t_inside = was;
     return !g_running.empty();
@@ -156,28 +196,115 @@ bool progress_locked() {
     return progress();
 }
 
-// The status fields of a completed collplan request: those of the library's own collective requests; MPI_ERROR
-// as it was before the call (`error`: MPI_Wait and MPI_Test leave it, but some libraries' receives write it),
-// unless the run failed.
-void rewrite(const CollRequest* c, MPI_Status* st, int error) {
+// Until c's run is over. The one schedule running waits in its own MPI calls, as a blocking collective does
+// (nothing else of collplan's needs this process meanwhile); several are advanced in turn.
+void await(CollRequest& c) {
+    if (c.state != CollRequest::running) return;
+    if (!g_locking && g_running.size() == 1) {
+        t_inside = true;
+        try {
+            c.slot->req->wait();
+        } catch (const std::exception& e) {
+            run_failed(c, e);
+        }
+        t_inside = false;
+        ended(c);
+        return;
+    }
+    for (unsigned idle = 0; c.state == CollRequest::running; ++idle) {
+        progress_locked();
+        if (idle >= 64) sched_yield();  // let the ranks this one waits for run (oversubscribed)
+    }
+}
+
+// ------------------------------------------------------------------------------------------------- statuses
+// The status of a completed collplan request: the library's own; MPI_ERROR as it was before the call (`error`:
+// MPI_Wait and MPI_Test leave it), unless the run failed.
+void done_status(const CollRequest* c, MPI_Status* st, int error) {
     if (st == MPI_STATUS_IGNORE) return;
-    const StatusFields& f = g_status[c->persistent];
-    st->MPI_SOURCE = f.source, st->MPI_TAG = f.tag;
+    *st = g_done[c->persistent];
     st->MPI_ERROR = c->error != MPI_SUCCESS ? c->error : error;
 }
 
-// The status a completed collplan request returns, and the completion call's code.
-int reap(CollRequest* c, MPI_Status* st, int rc, int error) {
-    rewrite(c, st, error);
-    if (c->error != MPI_SUCCESS && rc == MPI_SUCCESS) rc = c->error;
-    --g_outstanding;
+MPI_Status* status_at(MPI_Status* statuses, int i) {
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
+}
+
+// A completion call returns c (signalled): its status; a non-blocking request is freed (*r = MPI_REQUEST_NULL),
+// a persistent one becomes inactive. Returns the run's error.
+int reap(CollRequest* c, MPI_Request* r, MPI_Status* st, int error) {
+    done_status(c, st, error);
+    const int e = c->error;
     if (c->persistent) {
         c->state = CollRequest::idle;
         c->error = MPI_SUCCESS;
     } else {
         destroy(c);
+        *r = MPI_REQUEST_NULL;
     }
-    return rc;
+    return e;
+}
+
+// What a completion call gives for c once its run is over: the status (inactive: the empty one) and the code.
+int returned(CollRequest* c, MPI_Request* r, MPI_Status* st) {
+    const int before = st == MPI_STATUS_IGNORE ? MPI_SUCCESS : st->MPI_ERROR;
+    if (c->state == CollRequest::idle) {
+        if (st != MPI_STATUS_IGNORE) inactive_status(st);
+        return MPI_SUCCESS;
+    }
+    return reap(c, r, st, before);
+}
+
+// ------------------------------------------------------------------------------------------------- arrays
+// An array of requests split in two: the library's (`lib`: a copy with MPI_REQUEST_NULL where collplan's are) and
+// collplan's (index, record).
+struct Split {
+    std::vector<MPI_Request> lib;
+    std::vector<std::pair<int, CollRequest*>> mine;
+    bool stale = false;
+
+    void make(int n, const MPI_Request* reqs) {
+        lib.assign(reqs, reqs + n);
+        mine.clear();
+        stale = false;
+        for (int i = 0; i < n; ++i) {
+            uint32_t k = 0;
+            if (!decode(reqs[i], k)) continue;
+            if (CollRequest* c = ours(reqs[i])) mine.emplace_back(i, c), lib[static_cast<size_t>(i)] = MPI_REQUEST_NULL;
+            else stale = true;
+        }
+    }
+    // The library's answer back into the program's array (it frees completed requests).
+    void back(MPI_Request* reqs) const {
+        size_t k = 0;
+        for (size_t i = 0; i < lib.size(); ++i) {
+            if (k < mine.size() && mine[k].first == static_cast<int>(i)) {
+                ++k;
+                continue;
+            }
+            reqs[i] = lib[i];
+        }
+    }
+    bool running() const {
+        for (const auto& [i, c] : mine)
+            if (c->state == CollRequest::running) return true;
+        return false;
+    }
+    bool active() const {  // MPI's "active": started and not yet returned
+        for (const auto& [i, c] : mine)
+            if (c->state != CollRequest::idle) return true;
+        return false;
+    }
+    void inactive_statuses(MPI_Status* sts) const {  // collplan's inactive requests: the empty status
+        if (sts == MPI_STATUSES_IGNORE) return;
+        for (const auto& [i, c] : mine)
+            if (c->state == CollRequest::idle) inactive_status(&sts[i]);
+    }
+};
+
+Split& split_buffer() {
+    static thread_local Split s;
+    return s;
 }
 
 // Polls `attempt` (a PMPI_Test* call; sets done) while a schedule runs, advancing them in between; blocks in
@@ -189,46 +316,18 @@ int poll(Attempt attempt, Block block) {
         int done = 0;
         const int rc = attempt(done);
         if (rc != MPI_SUCCESS || done) return rc;
-        if (idle >= 64) sched_yield();  // let the ranks this one waits for run (oversubscribed)
+        if (idle >= 64) sched_yield();
     }
 }
 
-// The collplan requests in an array, by index (looked up before PMPI_ may set the handles to MPI_REQUEST_NULL).
-struct Found {
-    int index;
-    CollRequest* c;
-};
-std::vector<Found> collect(int n, const MPI_Request* reqs) {
-    std::vector<Found> found;
-    MaybeLock lock(g_locking);
-    for (int i = 0; i < n; ++i)
-        if (CollRequest* c = find_active(reqs[i])) found.push_back({i, c});
-    return found;
-}
-
-MPI_Status* status_at(MPI_Status* statuses, int i) {
-    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
-}
-
-// After an array call: the completed collplan requests among `found` (indices[0..count), or all when count < 0).
-int reap_found(const std::vector<Found>& found, MPI_Status* statuses, const int* indices, int count, int rc) {
-    if (found.empty()) return rc;
-    MaybeLock lock(g_locking);
-    int err = MPI_SUCCESS;
-    for (const Found& f : found) {
-        int at = f.index;  // where its status is
-        if (count >= 0) {
-            at = -1;
-            for (int k = 0; k < count; ++k)
-                if (indices[k] == f.index) at = k;
-            if (at < 0) continue;
-        }
-        MPI_Status* st = status_at(statuses, at);
-        const int e = f.c->error;
-        if (reap(f.c, st, MPI_SUCCESS, st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR) != MPI_SUCCESS) err = e;
-    }
-    if (err != MPI_SUCCESS && rc == MPI_SUCCESS) rc = statuses == MPI_STATUSES_IGNORE ? err : MPI_ERR_IN_STATUS;
-    return rc;
+// After an array call returned collplan's requests among others: when one of them failed, the call's code is
+// MPI_ERR_IN_STATUS (statuses given: every returned status says its own code) or the failure's.
+int merge_errors(int rc, int ours_error, MPI_Status* sts, int from, int to) {
+    if (ours_error == MPI_SUCCESS) return rc;
+    if (sts == MPI_STATUSES_IGNORE) return rc == MPI_SUCCESS ? ours_error : rc;
+    if (rc == MPI_SUCCESS)
+        for (int k = from; k < to; ++k) sts[k].MPI_ERROR = MPI_SUCCESS;
+    return MPI_ERR_IN_STATUS;
 }
 
 // ------------------------------------------------------------------------------------------------ progress thread
@@ -250,35 +349,26 @@ void progress_thread() {
     }
 }
 
-// A non-blocking request's status (MPI calls it from the completion call that returns the request): count 0, not
-// cancelled, the source and tag of the library's own collective requests.
-int query_fn(void* extra, MPI_Status* st) {
-    const auto* c = static_cast<const CollRequest*>(extra);
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = g_status[0].source, st->MPI_TAG = g_status[0].tag;
-    return c->error;
-}
-int free_fn(void*) { return MPI_SUCCESS; }          // the record goes when the completion call returns (reap)
-int cancel_fn(void*, int) { return MPI_SUCCESS; }   // never called: MPI_Cancel is interposed
-
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ the requests
-CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out, int& rc) {
-    ensure_self();
-    CollRequest* c = new_record();
-    c->comm = comm, c->fn = fn, c->persistent = persistent, c->tag = new_tag();
-    rc = persistent ? PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, c->tag, g_self, &c->handle)
-                    : PMPI_Grequest_start(query_fn, free_fn, cancel_fn, c, &c->handle);
-    if (rc != MPI_SUCCESS) {
-        g_free_tags.push_back(c->tag);
-        g_spare.push_back(c);
-        return nullptr;
+CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out) {
+    if (!g_have_statuses) [[unlikely]] capture_statuses();
+    CollRequest* c = nullptr;
+    if (!g_free.empty()) {
+        c = g_table[g_free.back()];
+        g_free.pop_back();
+    } else {
+        if (g_table.size() >= kMaxRequests) throw std::runtime_error("more than 2^24 collplan requests at once");
+        c = new CollRequest;
+        c->index = static_cast<uint32_t>(g_table.size());
+        c->handle = encode(c->index);
+        g_table.push_back(c);
     }
+    c->comm = comm, c->fn = fn, c->persistent = persistent, c->live = true, c->user_freed = false;
+    c->error = MPI_SUCCESS;
+    c->state = persistent ? CollRequest::idle : CollRequest::running;
     ++g_live;
-    g_live_list.push_back(c);
-    if (!persistent) ++g_outstanding, c->state = CollRequest::running;
     *out = c->handle;
     return c;
 }
@@ -293,12 +383,7 @@ void complete(CollRequest& c) {
     if (c.finish && c.error == MPI_SUCCESS) c.finish();
     c.finish = nullptr;
     c.state = CollRequest::signalled;
-    if (c.persistent) PMPI_Send(nullptr, 0, MPI_BYTE, 0, c.tag, g_self);
-    else PMPI_Grequest_complete(c.handle);
-    if (c.user_freed) {  // MPI frees its receive now; the program holds no handle
-        --g_outstanding;
-        destroy(&c);
-    }
+    if (c.user_freed) destroy(&c);  // the program holds no handle
 }
 
 void fail(CollRequest& c, int error) {
@@ -307,12 +392,7 @@ void fail(CollRequest& c, int error) {
     complete(c);
 }
 
-void discard(CollRequest* c) {
-    if (c->state != CollRequest::idle) --g_outstanding;
-    MPI_Request h = c->handle;  // (c->handle stays the key)
-    PMPI_Request_free(&h);
-    destroy(c);
-}
+void discard(CollRequest* c) { destroy(c); }
 
 void progress_init(int provided, int world_rank) {
     const char* p = std::getenv("COLLPLAN_PROGRESS");
@@ -346,21 +426,15 @@ void progress_finalize() {
 namespace {
 
 [[gnu::noinline]] int start_one(MPI_Request* r) {
-    CollRequest* c = nullptr;
-    {
-        MaybeLock lock(g_locking);
-        c = find(*r);
-        if (c && c->persistent) {
-            if (c->state != CollRequest::idle)
-                return request_error(*c, MPI_ERR_REQUEST, "MPI_Start: the persistent collective request is active");
-            int rc = PMPI_Start(&c->handle);
-            if (rc != MPI_SUCCESS) return rc;
-            ++g_outstanding;
-            c->state = CollRequest::running;
-            return c->launch(*c);
-        }
-    }
-    return PMPI_Start(r);
+    MaybeLock lock(g_locking);
+    CollRequest* c = ours(*r);
+    if (!c) return stale(*r) ? stale_error("MPI_Start") : PMPI_Start(r);
+    if (!c->persistent)
+        return request_error(*c, MPI_ERR_REQUEST, "MPI_Start: a non-blocking collective's request is not persistent");
+    if (c->state != CollRequest::idle)
+        return request_error(*c, MPI_ERR_REQUEST, "MPI_Start: the persistent collective request is active");
+    c->state = CollRequest::running;
+    return c->launch(*c);
 }
 
 [[gnu::noinline]] int wait_slow(MPI_Request* r, MPI_Status* st) {
@@ -368,130 +442,283 @@ namespace {
     CollRequest* c = nullptr;
     {
         MaybeLock lock(g_locking);
-        c = find_active(*r);
+        c = ours(*r);
+        if (!c && stale(*r)) return stale_error("MPI_Wait");
     }
-    const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
-    const int rc = poll([&](int& done) { return PMPI_Test(r, &done, st); }, [&] { return PMPI_Wait(r, st); });
-    if (!c) return rc;
+    if (!c) return poll([&](int& done) { return PMPI_Test(r, &done, st); }, [&] { return PMPI_Wait(r, st); });
+    await(*c);
     MaybeLock lock(g_locking);
-    return reap(c, st, rc, error);
+    return returned(c, r, st);
 }
 
 [[gnu::noinline]] int test_slow(MPI_Request* r, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Test(r, flag, st);
-    CollRequest* c = nullptr;
-    {
-        MaybeLock lock(g_locking);
-        c = find_active(*r);
-        progress();
-    }
-    const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
-    const int rc = PMPI_Test(r, flag, st);
-    if (!c || !*flag) return rc;
     MaybeLock lock(g_locking);
-    return reap(c, st, rc, error);
+    progress();
+    CollRequest* c = ours(*r);
+    if (!c) return stale(*r) ? stale_error("MPI_Test") : PMPI_Test(r, flag, st);
+    *flag = c->state != CollRequest::running;
+    return *flag ? returned(c, r, st) : MPI_SUCCESS;
+}
+
+// The completed collplan requests of an array call, returned: statuses at their indices (at = -1) or, for the
+// *some calls, at positions `at`, `at` + 1, ... with their indices listed in `indices`. Returns the first error.
+int reap_array(Split& s, MPI_Request* reqs, MPI_Status* sts, int* indices, int& at) {
+    int err = MPI_SUCCESS;
+    for (const auto& [i, c] : s.mine) {
+        if (c->state != CollRequest::signalled) continue;
+        MPI_Status* st = status_at(sts, at < 0 ? i : at);
+        const int e = reap(c, &reqs[i], st, MPI_SUCCESS);
+        if (e != MPI_SUCCESS && err == MPI_SUCCESS) err = e;
+        if (at >= 0) indices[at++] = i;
+    }
+    return err;
 }
 
 [[gnu::noinline]] int waitall_slow(int n, MPI_Request* reqs, MPI_Status* sts) {
     if (t_inside) return PMPI_Waitall(n, reqs, sts);
-    const std::vector<Found> found = collect(n, reqs);
-    const int rc = poll([&](int& done) { return PMPI_Testall(n, reqs, &done, sts); },
-                        [&] { return PMPI_Waitall(n, reqs, sts); });
-    return reap_found(found, sts, nullptr, -1, rc);
+    Split& s = split_buffer();
+    {
+        MaybeLock lock(g_locking);
+        s.make(n, reqs);
+    }
+    if (s.stale) return stale_error("MPI_Waitall");
+    if (s.mine.empty())
+        return poll([&](int& done) { return PMPI_Testall(n, reqs, &done, sts); }, [&] { return PMPI_Waitall(n, reqs, sts); });
+    for (const auto& [i, c] : s.mine) await(*c);
+    const int rc = poll([&](int& done) { return PMPI_Testall(n, s.lib.data(), &done, sts); },
+                        [&] { return PMPI_Waitall(n, s.lib.data(), sts); });
+    MaybeLock lock(g_locking);
+    s.back(reqs);
+    s.inactive_statuses(sts);
+    int at = -1;
+    return merge_errors(rc, reap_array(s, reqs, sts, nullptr, at), sts, 0, n);
 }
 
 [[gnu::noinline]] int testall_slow(int n, MPI_Request* reqs, int* flag, MPI_Status* sts) {
     if (t_inside) return PMPI_Testall(n, reqs, flag, sts);
-    const std::vector<Found> found = collect(n, reqs);
-    progress_locked();
-    const int rc = PMPI_Testall(n, reqs, flag, sts);
-    return *flag ? reap_found(found, sts, nullptr, -1, rc) : rc;
+    MaybeLock lock(g_locking);
+    progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Testall");
+    if (s.mine.empty()) return PMPI_Testall(n, reqs, flag, sts);
+    if (s.running()) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    const int rc = PMPI_Testall(n, s.lib.data(), flag, sts);
+    s.back(reqs);
+    if (!*flag) return rc;
+    s.inactive_statuses(sts);
+    int at = -1;
+    return merge_errors(rc, reap_array(s, reqs, sts, nullptr, at), sts, 0, n);
 }
 
-int reap_index(const std::vector<Found>& found, int index, MPI_Status* st, int rc, int error) {
-    if (index == MPI_UNDEFINED) return rc;
-    MaybeLock lock(g_locking);
-    for (const Found& f : found)
-        if (f.index == index) return reap(f.c, st, rc, error);
-    return rc;
+// Waitany / Testany: a completed collplan request first, else the library's answer; MPI_UNDEFINED only when
+// nothing of either kind is active.
+int any_ours(Split& s, MPI_Request* reqs, int* index, MPI_Status* st) {
+    const int before = st == MPI_STATUS_IGNORE ? MPI_SUCCESS : st->MPI_ERROR;
+    for (const auto& [i, c] : s.mine)
+        if (c->state == CollRequest::signalled) {
+            *index = i;
+            return reap(c, &reqs[i], st, before);
+        }
+    return -1;  // none
 }
 
 [[gnu::noinline]] int waitany_slow(int n, MPI_Request* reqs, int* index, MPI_Status* st) {
     if (t_inside) return PMPI_Waitany(n, reqs, index, st);
-    const std::vector<Found> found = collect(n, reqs);
-    const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
-    const int rc = poll([&](int& done) { return PMPI_Testany(n, reqs, index, &done, st); },
-                        [&] { return PMPI_Waitany(n, reqs, index, st); });
-    return reap_index(found, *index, st, rc, error);
+    Split& s = split_buffer();
+    {
+        MaybeLock lock(g_locking);
+        s.make(n, reqs);
+    }
+    if (s.stale) return stale_error("MPI_Waitany");
+    if (s.mine.empty())
+        return poll([&](int& done) { return PMPI_Testany(n, reqs, index, &done, st); },
+                    [&] { return PMPI_Waitany(n, reqs, index, st); });
+    for (unsigned idle = 0;; ++idle) {
+        MaybeLock lock(g_locking);
+        const bool others = progress();
+        if (const int e = any_ours(s, reqs, index, st); e >= 0) return e;
+        const bool active = s.active();
+        int flag = 0, rc = MPI_SUCCESS;
+        if (!active && !others) {
+            rc = PMPI_Waitany(n, s.lib.data(), index, st);  // collplan's are inactive: the library decides
+            flag = 1;
+        } else {
+            rc = PMPI_Testany(n, s.lib.data(), index, &flag, st);
+        }
+        s.back(reqs);
+        if (rc != MPI_SUCCESS || (flag && (*index != MPI_UNDEFINED || !active))) return rc;
+        if (idle >= 64) sched_yield();
+    }
 }
 
 [[gnu::noinline]] int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Testany(n, reqs, index, flag, st);
-    const std::vector<Found> found = collect(n, reqs);
-    progress_locked();
-    const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
-    const int rc = PMPI_Testany(n, reqs, index, flag, st);
-    return *flag ? reap_index(found, *index, st, rc, error) : rc;
+    MaybeLock lock(g_locking);
+    progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Testany");
+    if (s.mine.empty()) return PMPI_Testany(n, reqs, index, flag, st);
+    if (const int e = any_ours(s, reqs, index, st); e >= 0) {
+        *flag = 1;
+        return e;
+    }
+    const int rc = PMPI_Testany(n, s.lib.data(), index, flag, st);
+    s.back(reqs);
+    if (*flag && *index == MPI_UNDEFINED && s.active()) *flag = 0;  // collplan's still run
+    return rc;
+}
+
+// Waitsome / Testsome: the completed collplan requests first, then what the library completed; MPI_UNDEFINED only
+// when nothing of either kind is active.
+int some(Split& s, int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts, bool block, bool others) {
+    int k = 0;
+    const int err = reap_array(s, reqs, sts, indices, k);
+    const bool active = s.active();
+    int out = 0, rc = MPI_SUCCESS;
+    if (k == 0 && block && !active && !others) rc = PMPI_Waitsome(n, s.lib.data(), &out, indices, sts);
+    else rc = PMPI_Testsome(n, s.lib.data(), &out, indices + k, status_at(sts, k));
+    s.back(reqs);
+    if (out == MPI_UNDEFINED) {
+        *outcount = k > 0 || active ? k : MPI_UNDEFINED;
+        return merge_errors(rc, err, sts, 0, k);
+    }
+    *outcount = k + out;
+    return merge_errors(rc, err, sts, 0, *outcount);
 }
 
 [[gnu::noinline]] int waitsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
     if (t_inside) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
-    const std::vector<Found> found = collect(n, reqs);
-    const int rc = poll(
-        [&](int& done) {
-            const int e = PMPI_Testsome(n, reqs, outcount, indices, sts);
-            done = *outcount != 0;
-            return e;
-        },
-        [&] { return PMPI_Waitsome(n, reqs, outcount, indices, sts); });
-    return *outcount == MPI_UNDEFINED ? rc : reap_found(found, sts, indices, *outcount, rc);
+    Split& s = split_buffer();
+    {
+        MaybeLock lock(g_locking);
+        s.make(n, reqs);
+    }
+    if (s.stale) return stale_error("MPI_Waitsome");
+    if (s.mine.empty())
+        return poll(
+            [&](int& done) {
+                const int e = PMPI_Testsome(n, reqs, outcount, indices, sts);
+                done = *outcount != 0;
+                return e;
+            },
+            [&] { return PMPI_Waitsome(n, reqs, outcount, indices, sts); });
+    for (unsigned idle = 0;; ++idle) {
+        MaybeLock lock(g_locking);
+        const bool others = progress();
+        const int rc = some(s, n, reqs, outcount, indices, sts, true, others);
+        if (rc != MPI_SUCCESS || *outcount != 0) return rc;
+        if (idle >= 64) sched_yield();
+    }
 }
 
 [[gnu::noinline]] int testsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
     if (t_inside) return PMPI_Testsome(n, reqs, outcount, indices, sts);
-    const std::vector<Found> found = collect(n, reqs);
-    progress_locked();
-    const int rc = PMPI_Testsome(n, reqs, outcount, indices, sts);
-    return *outcount == MPI_UNDEFINED ? rc : reap_found(found, sts, indices, *outcount, rc);
+    MaybeLock lock(g_locking);
+    const bool others = progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Testsome");
+    if (s.mine.empty()) return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    return some(s, n, reqs, outcount, indices, sts, false, others);
+}
+
+// The status of one request without returning it.
+int peek(CollRequest* c, int* flag, MPI_Status* st) {
+    *flag = c->state != CollRequest::running;
+    if (!*flag || st == MPI_STATUS_IGNORE) return MPI_SUCCESS;
+    if (c->state == CollRequest::idle) inactive_status(st);
+    else done_status(c, st, st->MPI_ERROR);
+    return MPI_SUCCESS;
 }
 
 [[gnu::noinline]] int get_status_slow(MPI_Request r, int* flag, MPI_Status* st) {
     if (t_inside) return PMPI_Request_get_status(r, flag, st);
-    CollRequest* c = nullptr;
-    {
-        MaybeLock lock(g_locking);
-        c = find(r);
-        progress();
-    }
-    const int error = st == MPI_STATUS_IGNORE ? 0 : st->MPI_ERROR;
-    const int rc = PMPI_Request_get_status(r, flag, st);
-    if (c && *flag && c->state == CollRequest::signalled) rewrite(c, st, error);
+    MaybeLock lock(g_locking);
+    progress();
+    CollRequest* c = ours(r);
+    if (!c) return stale(r) ? stale_error("MPI_Request_get_status") : PMPI_Request_get_status(r, flag, st);
+    return peek(c, flag, st);
+}
+
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+// MPI 4.1's MPI_Request_get_status_any/all/some: as MPI_Testany/all/some, but nothing is returned or freed.
+[[gnu::noinline]] int get_status_any_slow(int n, const MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
+    MaybeLock lock(g_locking);
+    if (!t_inside) progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Request_get_status_any");
+    for (const auto& [i, c] : s.mine)
+        if (c->state == CollRequest::signalled) {
+            *index = i;
+            return peek(c, flag, st);
+        }
+    const int rc = PMPI_Request_get_status_any(n, s.lib.data(), index, flag, st);
+    if (*flag && *index == MPI_UNDEFINED && s.active()) *flag = 0;
     return rc;
 }
+
+[[gnu::noinline]] int get_status_all_slow(int n, const MPI_Request* reqs, int* flag, MPI_Status* sts) {
+    MaybeLock lock(g_locking);
+    if (!t_inside) progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Request_get_status_all");
+    if (s.running()) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    const int rc = PMPI_Request_get_status_all(n, s.lib.data(), flag, sts);
+    if (!*flag || sts == MPI_STATUSES_IGNORE) return rc;
+    int unused = 0;
+    for (const auto& [i, c] : s.mine) peek(c, &unused, &sts[i]);
+    return rc;
+}
+
+[[gnu::noinline]] int get_status_some_slow(int n, const MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
+    MaybeLock lock(g_locking);
+    if (!t_inside) progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    if (s.stale) return stale_error("MPI_Request_get_status_some");
+    int k = 0, unused = 0;
+    for (const auto& [i, c] : s.mine)
+        if (c->state == CollRequest::signalled) {
+            peek(c, &unused, status_at(sts, k));
+            indices[k++] = i;
+        }
+    int out = 0;
+    const int rc = PMPI_Request_get_status_some(n, s.lib.data(), &out, indices + k, status_at(sts, k));
+    if (out == MPI_UNDEFINED) *outcount = k > 0 || s.active() ? k : MPI_UNDEFINED;
+    else *outcount = k + out;
+    return rc;
+}
+#endif
 
 // MPI_Request_free: a persistent request only while inactive (as MPI's own: MPI_ERR_REQUEST); a non-blocking one
 // at any time -- a running schedule then completes in later calls and is dropped.
 [[gnu::noinline]] int request_free_slow(MPI_Request* r) {
     MaybeLock lock(g_locking);
-    CollRequest* c = find(*r);
-    if (!c) return PMPI_Request_free(r);
+    CollRequest* c = ours(*r);
+    if (!c) return stale(*r) ? stale_error("MPI_Request_free") : PMPI_Request_free(r);
     if (c->persistent && c->state != CollRequest::idle)
         return request_error(*c, MPI_ERR_REQUEST, "MPI_Request_free: the persistent collective request is active");
-    const int rc = PMPI_Request_free(r);
-    if (c->persistent) {
-        destroy(c);
-    } else if (c->state == CollRequest::signalled) {
-        reap(c, MPI_STATUS_IGNORE, rc, 0);
-    } else {
-        c->user_freed = true;
-    }
-    return rc;
+    if (c->state == CollRequest::running) c->user_freed = true, c->live = false;  // still counted in g_live
+    else destroy(c);
+    *r = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
 }
 
 [[gnu::noinline]] int cancel_slow(MPI_Request* r) {
     MaybeLock lock(g_locking);
-    if (CollRequest* c = find(*r)) return request_error(*c, MPI_ERR_REQUEST, "MPI_Cancel: a collective request cannot be cancelled");
-    return PMPI_Cancel(r);
+    if (CollRequest* c = ours(*r)) return request_error(*c, MPI_ERR_REQUEST, "MPI_Cancel: a collective request cannot be cancelled");
+    return stale(*r) ? stale_error("MPI_Cancel") : PMPI_Cancel(r);
 }
 
 }  // namespace
@@ -501,76 +728,109 @@ using namespace collplan::mpi::pmpi;
 
 extern "C" {
 
-// One load and branch in front of each while no collplan request is outstanding.
-#define COLLPLAN_NONE_OUTSTANDING() (g_outstanding.load(std::memory_order_relaxed) == 0)
+// One load and branch in front of each while the program holds no collplan request.
+#define COLLPLAN_NONE_LIVE() (g_live.load(std::memory_order_relaxed) == 0)
 
 int MPI_Wait(MPI_Request* r, MPI_Status* st) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Wait(r, st);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Wait(r, st);
     return wait_slow(r, st);
 }
 
 int MPI_Test(MPI_Request* r, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Test(r, flag, st);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Test(r, flag, st);
     return test_slow(r, flag, st);
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Waitall(n, reqs, sts);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitall(n, reqs, sts);
     return waitall_slow(n, reqs, sts);
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
     return testall_slow(n, reqs, flag, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* st) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Waitany(n, reqs, index, st);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitany(n, reqs, index, st);
     return waitany_slow(n, reqs, index, st);
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
     return testany_slow(n, reqs, index, flag, st);
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
     return waitsome_slow(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
     return testsome_slow(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Request_get_status(MPI_Request r, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_OUTSTANDING()) [[likely]] return PMPI_Request_get_status(r, flag, st);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_get_status(r, flag, st);
     return get_status_slow(r, flag, st);
 }
 
 int MPI_Request_free(MPI_Request* r) {
-    if (g_live.load(std::memory_order_relaxed) == 0) [[likely]] return PMPI_Request_free(r);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_free(r);
     return request_free_slow(r);
 }
 
 // Cancelling a collective request is erroneous (MPI 4.1, 6.12 and 6.13): a clear error, the run goes on.
 int MPI_Cancel(MPI_Request* r) {
-    if (g_live.load(std::memory_order_relaxed) == 0) [[likely]] return PMPI_Cancel(r);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Cancel(r);
     return cancel_slow(r);
 }
 
 int MPI_Start(MPI_Request* r) {
-    if (g_live.load(std::memory_order_relaxed) == 0) [[likely]] return PMPI_Start(r);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Start(r);
     return start_one(r);
 }
 
 // In the order of the array (persistent collectives must be started in the same order on every rank).
 int MPI_Startall(int n, MPI_Request reqs[]) {
-    if (g_live.load(std::memory_order_relaxed) == 0) [[likely]] return PMPI_Startall(n, reqs);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Startall(n, reqs);
     for (int i = 0; i < n; ++i)
         if (const int rc = start_one(&reqs[i]); rc != MPI_SUCCESS) return rc;
     return MPI_SUCCESS;
 }
+
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+int MPI_Request_get_status_any(int n, const MPI_Request reqs[], int* index, int* flag, MPI_Status* st) {
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_get_status_any(n, reqs, index, flag, st);
+    return get_status_any_slow(n, reqs, index, flag, st);
+}
+
+int MPI_Request_get_status_all(int n, const MPI_Request reqs[], int* flag, MPI_Status sts[]) {
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_get_status_all(n, reqs, flag, sts);
+    return get_status_all_slow(n, reqs, flag, sts);
+}
+
+int MPI_Request_get_status_some(int n, const MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_get_status_some(n, reqs, outcount, indices, sts);
+    return get_status_some_slow(n, reqs, outcount, indices, sts);
+}
+#endif
+
+#ifndef MPI_Request_c2f  // (MPICH: a macro, the handle itself)
+// A collplan request has no Fortran handle: the communicator's error handler (fatal by default) rather than the
+// MPI library reading collplan's handle as its own.
+MPI_Fint MPI_Request_c2f(MPI_Request r) {
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_c2f(r);
+    {
+        MaybeLock lock(g_locking);
+        if (CollRequest* c = ours(r)) {
+            request_error(*c, MPI_ERR_REQUEST, "MPI_Request_c2f: a collplan collective request has no Fortran handle");
+            return -1;
+        }
+    }
+    return PMPI_Request_c2f(r);
+}
+#endif
 
 }  // extern "C"

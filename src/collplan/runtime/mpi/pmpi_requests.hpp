@@ -2,20 +2,18 @@
 // MPI_Start) collectives: what pmpi.cpp (the interceptors of the collectives) and pmpi_requests.cpp (MPI_Start,
 // the completion calls, progress) share. Internal to libcollplan_pmpi.so.
 //
-// The handle. The program gets a request of the MPI library itself that stays active and incomplete, for the MPI
-// library too, until the schedule has completed: a non-blocking call's is a generalized request (MPI_Grequest_start,
-// completed by MPI_Grequest_complete; its query function gives the status); a persistent call's, which generalized
-// requests cannot be, an inactive receive of an empty message from this process to itself on a private duplicate
-// of MPI_COMM_SELF (MPI_Recv_init, a tag of its own), started by MPI_Start and completed by the library's empty
-// message to itself. So MPI_Waitall, MPI_Testany, MPI_Waitsome, ... on arrays that mix them with point-to-point
-// requests keep MPI's own semantics, and a completion call the library did not see could not report one complete
-// early. The interposed completion calls advance the schedules and write into the returned status what the MPI
-// library's own collective request gives (MPI_SOURCE, MPI_TAG: captured once from an MPI_Ibarrier /
-// MPI_Barrier_init on MPI_COMM_SELF; the count is 0 and not cancelled, as there).
+// The handle. The program gets an MPI_Request value of collplan's own that the MPI library never sees: an index
+// into the library's table of requests, written where MPI puts no valid handle (MPICH's int handles: a value whose
+// kind bits say "invalid", 0x1c000000 + index; Open MPI's pointers: a non-canonical address, 0xc011 << 48 + index
+// << 4). Every MPI call that takes a request is interposed -- MPI_Wait, MPI_Test, MPI_Waitall/any/some,
+// MPI_Testall/any/some, MPI_Request_get_status(_any/_all/_some), MPI_Request_free, MPI_Cancel, MPI_Start(all),
+// MPI_Request_c2f -- and, for an array that mixes collplan's requests with the MPI library's, hands the library a
+// copy with MPI_REQUEST_NULL in collplan's places and merges the two answers with MPI's semantics (docs/runtime.md,
+// "Non-blocking and persistent collectives"). Creating, completing and freeing such a request costs no MPI call
+// (a generalized request cost ~500 instructions in MPI_Grequest_start and the MPI library's wait on it).
 #pragma once
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,7 +32,7 @@
 namespace collplan::mpi::pmpi {
 
 // With MPI_THREAD_MULTIPLE every interceptor that touches the library's state holds this lock (recursive: a
-// blocking schedule's own MPI_Waitall may advance the non-blocking ones).
+// blocking schedule's own MPI_Testall may advance the non-blocking ones).
 extern bool g_locking;
 extern std::recursive_mutex g_mu;
 struct MaybeLock {
@@ -61,11 +59,14 @@ struct SlotPool {
 enum Kind : uint8_t { kBlocking, kNonblocking, kPersistent };
 
 struct CollRequest {
-    MPI_Request handle = MPI_REQUEST_NULL;  // the program's request (as created: what the lookups compare)
+    MPI_Request handle = MPI_REQUEST_NULL;  // what the program holds
+    uint32_t index = 0;                     // in the table (the handle encodes it)
     MPI_Comm comm = MPI_COMM_NULL;          // the program's communicator (its error handler)
     int fn = 0;                             // pmpi.cpp's Fn
-    int tag = 0;                            // persistent: of the empty message on the MPI_COMM_SELF duplicate
     bool persistent = false;
+    bool live = false;                      // the program may hold the handle (not freed)
+    // idle: a persistent request not started (MPI's "inactive"); running: its schedule runs; signalled: the run is
+    // over, and the next completion call that names it returns it.
     enum State : uint8_t { idle, running, signalled } state = idle;
     bool user_freed = false;                // MPI_Request_free while running: dropped when it completes
     int error = MPI_SUCCESS;                // the run failed (after the communicator's error handler returned)
@@ -76,17 +77,12 @@ struct CollRequest {
     std::function<int(CollRequest&)> launch;  // persistent: what MPI_Start runs
 };
 
-// Collplan requests started and not yet returned complete to the program; the interposed completion calls pass
-// straight to PMPI_ while it is 0 (one load and branch). g_live: every collplan request that exists (MPI_Start,
-// MPI_Request_free, MPI_Cancel look handles up only then).
-extern std::atomic<int> g_outstanding, g_live;
-
-// A new request whose handle goes to *out: non-blocking ones are started (outstanding), persistent ones idle.
-// Returns null with rc set when the MPI library refused the handle.
-CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out, int& rc);
+// A new request whose handle goes to *out: non-blocking ones are running (the caller starts the schedule),
+// persistent ones idle.
+CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out);
 // The schedule of c (bound, started by the caller) runs: from now on the completion calls advance it.
 void running(CollRequest& c);
-// Nothing to run (no data on any rank) or the run is over: completes the request for the MPI library.
+// Nothing to run (no data on any rank) or the run is over: the next completion call returns the request.
 void complete(CollRequest& c);
 // The run could not be started: the request completes with this error (after the error handler).
 void fail(CollRequest& c, int error);
