@@ -586,7 +586,10 @@ int go(const Go& g, Slot& s, const void* send, void* recv, Finish&& finish) {
     }
     return go_started(g, s, send, recv, std::function<void()>(std::forward<Finish>(finish)));
 }
-int go(const Go& g, Slot& s, const void* send, void* recv) { return go(g, s, send, recv, [] {}); }
+int go(const Go& g, Slot& s, const void* send, void* recv) {
+    if (!g.c) [[likely]] return run(g.comm, g.f, *s.req, send, recv);
+    return go_started(g, s, send, recv, nullptr);  // nothing to copy out
+}
 
 // No data on any rank: nothing runs, the call is complete.
 int go_nothing(const Go& g) {
@@ -623,14 +626,18 @@ std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) 
 template <Kind K, class Launch>
 int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, MPI_Datatype t, Launch launch) {
     CollRequest* c = new_request(comm, f, K == kPersistent, k.request);
-    c->owner = en.shared_from_this();
-    if (!en.pool) en.pool = std::make_shared<SlotPool>();
-    c->pool = en.pool;
-    if (!en.pool->spare.empty()) {
+    if (c->owner.get() != &en) {  // a record last used for another entry (records keep theirs: no atomics here)
+        release_slot(*c);
+        c->owner = en.shared_from_this();
+        if (!en.pool) en.pool = std::make_shared<SlotPool>();
+        c->pool = en.pool;
+    }
+    if (!c->slot && !en.pool->spare.empty()) {
         c->slot = std::move(en.pool->spare.back());
         en.pool->spare.pop_back();
-        if (f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
-    } else {
+    }
+    if (c->slot && f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
+    if (!c->slot) {
         c->slot = std::make_unique<Slot>();
         try {
             c->slot->req = remake(en, comm, t);

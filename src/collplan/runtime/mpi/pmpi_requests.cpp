@@ -43,7 +43,10 @@ namespace {
 // ------------------------------------------------------------------------------------------------- state
 static thread_local bool t_inside __attribute__((tls_model("initial-exec"))) = false;  // advancing schedules
 
-std::atomic<int> g_live{0};  // records the program may hold a handle of; 0: every call passes straight through
+// Records the program may hold a handle of; 0: every call passes straight through. Changed only by the thread
+// that holds g_mu (or the only thread): a plain load and store, no locked instruction.
+std::atomic<int> g_live{0};
+void add_live(int d) { g_live.store(g_live.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
 std::vector<CollRequest*>& g_table = *new std::vector<CollRequest*>;  // by index; records are reused, never freed
 std::vector<uint32_t>& g_free = *new std::vector<uint32_t>;
 std::vector<CollRequest*>& g_running = *new std::vector<CollRequest*>;
@@ -139,11 +142,13 @@ int request_error(CollRequest& c, int error, const char* what) {
     return error;
 }
 
+// The record is free again; it keeps its decision and slot for the next request of the same decision.
 void destroy(CollRequest* c) {
     c->live = false;
-    --g_live;
-    if (c->slot && c->pool && !(c->slot->req && c->slot->req->active())) c->pool->spare.push_back(std::move(c->slot));
-    c->owner.reset(), c->pool.reset(), c->slot.reset(), c->launch = nullptr, c->finish = nullptr;
+    add_live(-1);
+    if (c->slot && c->slot->req && c->slot->req->active()) c->slot.reset();  // (a run that never ended: not reused)
+    c->finish = nullptr;
+    if (c->persistent) c->launch = nullptr;
     g_free.push_back(c->index);
 }
 
@@ -368,7 +373,7 @@ CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* ou
     c->comm = comm, c->fn = fn, c->persistent = persistent, c->live = true, c->user_freed = false;
     c->error = MPI_SUCCESS;
     c->state = persistent ? CollRequest::idle : CollRequest::running;
-    ++g_live;
+    add_live(1);
     *out = c->handle;
     return c;
 }
@@ -393,6 +398,11 @@ void fail(CollRequest& c, int error) {
 }
 
 void discard(CollRequest* c) { destroy(c); }
+
+void release_slot(CollRequest& c) {
+    if (c.slot && c.pool) c.pool->spare.push_back(std::move(c.slot));
+    c.slot.reset(), c.pool.reset(), c.owner.reset();
+}
 
 void progress_init(int provided, int world_rank) {
     const char* p = std::getenv("COLLPLAN_PROGRESS");
@@ -420,6 +430,8 @@ void progress_finalize() {
     }
     for (unsigned idle = 0; progress_locked(); ++idle)  // MPI_Finalize completes freed requests too
         if (idle >= 64) sched_yield();
+    for (CollRequest* c : g_table)  // their schedules' MPI objects go while MPI runs
+        if (!c->live) c->slot.reset(), c->pool.reset(), c->owner.reset();
 }
 
 // ------------------------------------------------------------------------------------------------ slow paths

@@ -70,6 +70,8 @@ struct CollRequest {
     enum State : uint8_t { idle, running, signalled } state = idle;
     bool user_freed = false;                // MPI_Request_free while running: dropped when it completes
     int error = MPI_SUCCESS;                // the run failed (after the communicator's error handler returned)
+    // The decision's run: a record keeps them when it is returned, for the next request of the same decision
+    // (release_slot() gives the slot back to its pool; MPI_Finalize drops them all).
     std::unique_ptr<Slot> slot;
     std::shared_ptr<SlotPool> pool;         // where the slot goes back to
     std::shared_ptr<void> owner;            // keeps the decision (pmpi.cpp's Entry) alive
@@ -88,10 +90,13 @@ void complete(CollRequest& c);
 void fail(CollRequest& c, int error);
 // A request that could not be handed to the program (its launch failed at once): freed.
 void discard(CollRequest* c);
+// c's slot back to its pool, and c's decision let go (the record is about to serve another decision).
+void release_slot(CollRequest& c);
 
 // COLLPLAN_PROGRESS=thread: a thread advances the schedules (MPI_THREAD_MULTIPLE only; else a warning, once).
 void progress_init(int provided, int world_rank);
-// At MPI_Finalize: stops the thread, and completes the runs still going (requests the program freed while they ran).
+// At MPI_Finalize: stops the thread, completes the runs still going (requests the program freed while they ran),
+// and lets the returned records' decisions go.
 void progress_finalize();
 
 }  // namespace collplan::mpi::pmpi
