@@ -6,7 +6,10 @@
  *   overhead_nb wait N     N x MPI_Wait on MPI_REQUEST_NULL
  *   overhead_nb testall N  N x MPI_Testall on [MPI_REQUEST_NULL, that receive]
  *   overhead_nb iallreduce N   N x (MPI_Iallreduce of one int on MPI_COMM_SELF + MPI_Wait)
- *   overhead_nb allreduce N    N x MPI_Allreduce of one int on MPI_COMM_SELF (the blocking twin) */
+ *   overhead_nb allreduce N    N x MPI_Allreduce of one int on MPI_COMM_SELF (the blocking twin)
+ *   overhead_nb test-live N / wait-live N / testall-live N   as test / wait / testall, while an (inactive)
+ *                          persistent MPI_Allreduce_init request exists: what a program that keeps persistent
+ *                          collectives pays on its point-to-point completion calls */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +22,24 @@ int main(int argc, char **argv) {
     int buf = 0, flag = 0, x = 1, y = 0;
     MPI_Request r, q[2];
     MPI_Irecv(&buf, 1, MPI_INT, 0, 1, MPI_COMM_SELF, &r);
-    if (!strcmp(what, "test"))
-        for (long i = 0; i < n; i++) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    else if (!strcmp(what, "wait"))
-        for (long i = 0; i < n; i++) {
-            MPI_Request z = MPI_REQUEST_NULL;
-            MPI_Wait(&z, MPI_STATUS_IGNORE);
-        }
-    else if (!strcmp(what, "testall"))
+    MPI_Request pers = MPI_REQUEST_NULL;
+    const char *live = strstr(what, "-live");
+    if (live) {
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+        MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, &pers);
+#endif
+    }
+    if (!strncmp(what, "testall", 7))
         for (long i = 0; i < n; i++) {
             q[0] = MPI_REQUEST_NULL, q[1] = r;
             MPI_Testall(2, q, &flag, MPI_STATUSES_IGNORE);
+        }
+    else if (!strncmp(what, "test", 4))
+        for (long i = 0; i < n; i++) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    else if (!strncmp(what, "wait", 4))
+        for (long i = 0; i < n; i++) {
+            MPI_Request z = MPI_REQUEST_NULL;
+            MPI_Wait(&z, MPI_STATUS_IGNORE);
         }
     else if (!strcmp(what, "iallreduce"))
         for (long i = 0; i < n; i++) {
@@ -39,6 +49,7 @@ int main(int argc, char **argv) {
         }
     else
         for (long i = 0; i < n; i++) MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    if (pers != MPI_REQUEST_NULL) MPI_Request_free(&pers);
     MPI_Cancel(&r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     MPI_Finalize();

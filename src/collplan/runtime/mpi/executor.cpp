@@ -27,14 +27,22 @@ void sub(void* dst, const void* src, int n) {
     for (int i = 0; i < n; ++i) d[i] = static_cast<T>(d[i] - s[i]);
 }
 
-// A wait polls (MPI_Testall / MPI_Testsome) for up to kSpin before it blocks (MPI_Waitall / MPI_Waitsome). MPICH's
-// blocking calls give the processor up (sched_yield, about once per call) while they wait: at P = 2 a blocking
-// wait for a message already on its way cost 0.15-0.8 us more than polling for it (bench/README.md, "Spin before
-// blocking"). Spinning about as long as blocking costs, then blocking, is the classic spin-then-block rule (never
-// worse than twice the better choice, whatever the wait turns out to be: Karlin, Li, Manasse, Owicki, SOSP 1991);
-// 2 us and 50 us measured the same. Open MPI's blocking waits poll anyway; oversubscribed ranks lose at most kSpin
-// per wait before they yield.
+// How a blocking wait waits. Open MPI's blocking calls poll (they give the core away only when told to,
+// mpi_yield_when_idle): the executor blocks in MPI_Waitall at once, and a group of exactly one send and one recv
+// in a blocking call is one MPI_Sendrecv -- what hand-written code and the library's own collectives use, 0.01-0.02
+// us faster than MPI_Isend + MPI_Irecv + MPI_Waitall at P = 2. MPICH's blocking calls give the processor up
+// (sched_yield, about once per call) while they wait: at P = 2 a blocking wait for a message already on its way
+// cost 0.6-1.3 us more than polling for it, MPI_Sendrecv included (bench/README.md, "Spin before blocking"). There
+// a wait polls (MPI_Testall / MPI_Testsome) for up to kSpin before it blocks: spinning about as long as blocking
+// costs, then blocking, is the classic spin-then-block rule (never worse than twice the better choice, whatever
+// the wait turns out to be: Karlin, Li, Manasse, Owicki, SOSP 1991); 2 us and 50 us measured the same, and
+// oversubscribed ranks lose at most kSpin per wait before they yield.
+#if defined(OMPI_MAJOR_VERSION)
+constexpr std::chrono::microseconds kSpin{0};
+#else
 constexpr std::chrono::microseconds kSpin{2};
+#endif
+constexpr bool kBlockingPolls = kSpin.count() == 0;  // the library's blocking calls poll: use them
 
 template <class Poll>
 bool spin_until(Poll poll) {
@@ -271,10 +279,41 @@ void Execution::start(const RunArgs& a) {
     pump();
 }
 
-// Start and wait in one call: the blocking collectives.
+// Start and wait in one call: the blocking collectives. Where the library's blocking calls poll, a group whose
+// messages are one send and one recv is one MPI_Sendrecv (kSpin above).
 void Execution::run(const RunArgs& a) {
-    start(a);
-    wait();
+    if (!kBlockingPolls || !plan_->by_groups_) {
+        start(a);
+        wait();
+        return;
+    }
+    begin(a);
+    reqs_.clear();
+    req_node_.clear();
+    const auto& gb = plan_->group_begin_;
+    for (group_ = 0; group_ + 1 < gb.size(); ++group_) {
+        uint32_t send = UINT32_MAX, recv = UINT32_MAX, messages = 0;
+        for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i) {
+            const OpKind k = plan_->nodes_[i].kind;
+            if (k == OpKind::send || k == OpKind::recv) ++messages, (k == OpKind::send ? send : recv) = i;
+        }
+        if (messages == 2 && send != UINT32_MAX && recv != UINT32_MAX) {
+            for (uint32_t i = gb[group_]; i < gb[group_ + 1]; ++i)
+                if (i != send && i != recv) local(plan_->nodes_[i]);
+            const Message out = message(send), in = message(recv);
+            const Node &sn = plan_->nodes_[send], &rn = plan_->nodes_[recv];
+            check(MPI_Sendrecv(out.ptr, out.count, out.type, sn.peer, args_.tag_base + sn.tag, in.ptr, in.count, in.type,
+                               rn.peer, args_.tag_base + rn.tag, plan_->comm_, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+            unstage(rn);
+            continue;
+        }
+        open_group();
+        if (reqs_.empty()) continue;
+        wait_all(reqs_);
+        finish_group();
+    }
+    active_ = false;
 }
 
 // The group walk (Plan::by_groups_): opens groups from group_ on -- posts their messages in program order and runs

@@ -50,6 +50,7 @@ void add_live(int d) { g_live.store(g_live.load(std::memory_order_relaxed) + d, 
 std::vector<CollRequest*>& g_table = *new std::vector<CollRequest*>;  // by index; records are reused, never freed
 std::vector<uint32_t>& g_free = *new std::vector<uint32_t>;
 std::vector<CollRequest*>& g_running = *new std::vector<CollRequest*>;
+std::atomic<int> g_nrunning{0};  // g_running.size(), readable without the lock
 
 // The statuses the MPI library's own collective requests give (captured once on MPI_COMM_SELF): completed
 // non-blocking [0] and persistent [1] ones (MPI_SOURCE and MPI_TAG as the library sets them; count 0, not
@@ -158,8 +159,20 @@ void drop_running(CollRequest& c) {
         if (x == &c) {
             x = g_running.back();
             g_running.pop_back();
-            return;
+            break;
         }
+    g_nrunning.store(static_cast<int>(g_running.size()), std::memory_order_relaxed);
+}
+
+// Nothing of collplan's in this call: no schedule runs and no handle has collplan's form. Then the call is the
+// MPI library's alone (a program that keeps persistent collectives pays this check on its other requests).
+template <class R>
+bool foreign(int n, const R* reqs) {
+    if (g_nrunning.load(std::memory_order_relaxed) != 0) return false;
+    uint32_t i = 0;
+    for (int k = 0; k < n; ++k)
+        if (decode(reqs[k], i)) return false;
+    return true;
 }
 
 void run_failed(CollRequest& c, const std::exception& e) {
@@ -381,6 +394,7 @@ CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* ou
 void running(CollRequest& c) {
     c.state = CollRequest::running;
     g_running.push_back(&c);
+    g_nrunning.store(static_cast<int>(g_running.size()), std::memory_order_relaxed);
     if (g_thread_on) g_wake.notify_one();
 }
 
@@ -450,7 +464,7 @@ namespace {
 }
 
 [[gnu::noinline]] int wait_slow(MPI_Request* r, MPI_Status* st) {
-    if (t_inside) return PMPI_Wait(r, st);
+    if (t_inside || foreign(1, r)) return PMPI_Wait(r, st);
     CollRequest* c = nullptr;
     {
         MaybeLock lock(g_locking);
@@ -464,7 +478,7 @@ namespace {
 }
 
 [[gnu::noinline]] int test_slow(MPI_Request* r, int* flag, MPI_Status* st) {
-    if (t_inside) return PMPI_Test(r, flag, st);
+    if (t_inside || foreign(1, r)) return PMPI_Test(r, flag, st);
     MaybeLock lock(g_locking);
     progress();
     CollRequest* c = ours(*r);
@@ -488,7 +502,7 @@ int reap_array(Split& s, MPI_Request* reqs, MPI_Status* sts, int* indices, int& 
 }
 
 [[gnu::noinline]] int waitall_slow(int n, MPI_Request* reqs, MPI_Status* sts) {
-    if (t_inside) return PMPI_Waitall(n, reqs, sts);
+    if (t_inside || foreign(n, reqs)) return PMPI_Waitall(n, reqs, sts);
     Split& s = split_buffer();
     {
         MaybeLock lock(g_locking);
@@ -508,7 +522,7 @@ int reap_array(Split& s, MPI_Request* reqs, MPI_Status* sts, int* indices, int& 
 }
 
 [[gnu::noinline]] int testall_slow(int n, MPI_Request* reqs, int* flag, MPI_Status* sts) {
-    if (t_inside) return PMPI_Testall(n, reqs, flag, sts);
+    if (t_inside || foreign(n, reqs)) return PMPI_Testall(n, reqs, flag, sts);
     MaybeLock lock(g_locking);
     progress();
     Split& s = split_buffer();
@@ -540,7 +554,7 @@ int any_ours(Split& s, MPI_Request* reqs, int* index, MPI_Status* st) {
 }
 
 [[gnu::noinline]] int waitany_slow(int n, MPI_Request* reqs, int* index, MPI_Status* st) {
-    if (t_inside) return PMPI_Waitany(n, reqs, index, st);
+    if (t_inside || foreign(n, reqs)) return PMPI_Waitany(n, reqs, index, st);
     Split& s = split_buffer();
     {
         MaybeLock lock(g_locking);
@@ -569,7 +583,7 @@ int any_ours(Split& s, MPI_Request* reqs, int* index, MPI_Status* st) {
 }
 
 [[gnu::noinline]] int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
-    if (t_inside) return PMPI_Testany(n, reqs, index, flag, st);
+    if (t_inside || foreign(n, reqs)) return PMPI_Testany(n, reqs, index, flag, st);
     MaybeLock lock(g_locking);
     progress();
     Split& s = split_buffer();
@@ -605,7 +619,7 @@ int some(Split& s, int n, MPI_Request* reqs, int* outcount, int* indices, MPI_St
 }
 
 [[gnu::noinline]] int waitsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
-    if (t_inside) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+    if (t_inside || foreign(n, reqs)) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
     Split& s = split_buffer();
     {
         MaybeLock lock(g_locking);
@@ -630,7 +644,7 @@ int some(Split& s, int n, MPI_Request* reqs, int* outcount, int* indices, MPI_St
 }
 
 [[gnu::noinline]] int testsome_slow(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
-    if (t_inside) return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    if (t_inside || foreign(n, reqs)) return PMPI_Testsome(n, reqs, outcount, indices, sts);
     MaybeLock lock(g_locking);
     const bool others = progress();
     Split& s = split_buffer();
@@ -650,7 +664,7 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
 }
 
 [[gnu::noinline]] int get_status_slow(MPI_Request r, int* flag, MPI_Status* st) {
-    if (t_inside) return PMPI_Request_get_status(r, flag, st);
+    if (t_inside || foreign(1, &r)) return PMPI_Request_get_status(r, flag, st);
     MaybeLock lock(g_locking);
     progress();
     CollRequest* c = ours(r);
