@@ -6,7 +6,8 @@
  * contiguous and strided (holes untouched) datatypes; several collectives in flight on one communicator and on
  * three, completed in another order than started; arrays that mix them with point-to-point requests through
  * MPI_Waitall/any/some and MPI_Testall/any/some; MPI_Waitall on [a receive, a collective] whose message is sent
- * only after the collective completed on the sender; MPI_Request_get_status and the status fields (count 0, not
+ * only after the collective completed on the sender, and a rank blocked in MPI_Recv / MPI_Probe / MPI_Sendrecv /
+ * MPI_Ssend for such a message; MPI_Request_get_status and the status fields (count 0, not
  * cancelled, MPI_ERROR untouched, the same from every completion call; an inactive persistent request's empty
  * status as the library's own MPI_Scan_init's, which is never intercepted); MPI_Request_free of a completed and of
  * a running request; the errors MPI gives for a persistent request that is active (MPI_Start again,
@@ -362,6 +363,47 @@ static void check_waitall_dependency(MPI_Comm comm) {
     expect(y == P * (P + 1) / 2 && got == y, "MPI_Waitall on [receive, allreduce] (message after the collective)", 0, 1);
 }
 
+/* A rank blocked in a point-to-point call (MPI_Recv, MPI_Probe + MPI_Recv, MPI_Sendrecv, MPI_Ssend) for a partner
+ * that gets there only after its non-blocking collective completed: the blocked rank must keep doing its part of
+ * the collective meanwhile, as MPI's own non-blocking collectives progress in every MPI call. (Needs a schedule
+ * of more than one round: P = 4, 8 under recursive doubling, which ctest chooses for allreduce.) */
+static void check_blocking_p2p(MPI_Comm comm) {
+    static const char *names[] = {"MPI_Recv", "MPI_Probe + MPI_Recv", "MPI_Sendrecv", "MPI_Ssend"};
+    /* the partner: rank P/2, which under recursive doubling (P a power of two) hears from rank 0 only in the last
+     * round -- a message rank 0 posts only when it advances its part after the first round */
+    const int peer = P / 2;
+    if (P < 4 || (P & (P - 1))) return;
+    for (int how = 0; how < 4; how++) {
+        int x = me + 1, y = 0, got = -1, mine = 3000 + me, other = -1;
+        MPI_Request r;
+        MPI_Status st;
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm, &r);
+        if (me == 0) {
+            switch (how) {
+                case 0: MPI_Recv(&got, 1, MPI_INT, peer, 77, comm, &st); break;
+                case 1:
+                    MPI_Probe(peer, 77, comm, &st);
+                    MPI_Recv(&got, 1, MPI_INT, peer, 77, comm, &st);
+                    break;
+                case 2: MPI_Sendrecv(&mine, 1, MPI_INT, peer, 78, &got, 1, MPI_INT, peer, 77, comm, &st); break;
+                default:
+                    MPI_Ssend(&mine, 1, MPI_INT, peer, 78, comm);
+                    MPI_Recv(&got, 1, MPI_INT, peer, 77, comm, &st);
+            }
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            expect(got == 3000 + peer && st.MPI_SOURCE == peer && st.MPI_TAG == 77, names[how], 0, 0);
+        } else {
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (me == peer) {
+                if (how >= 2) MPI_Recv(&other, 1, MPI_INT, 0, 78, comm, MPI_STATUS_IGNORE);
+                MPI_Send(&mine, 1, MPI_INT, 0, 77, comm);
+                if (how >= 2) expect(other == 3000, names[how], 0, 1);
+            }
+        }
+        expect(y == P * (P + 1) / 2, names[how], 0, 2);
+    }
+}
+
 /* An array [collective, receive, collective, MPI_REQUEST_NULL, barrier] completed by one of the four calls. */
 static void check_mixed(MPI_Comm comm, int how) {
     static const char *names[] = {"MPI_Waitany", "MPI_Waitsome", "MPI_Testany", "MPI_Testsome", "MPI_Testall"};
@@ -620,6 +662,7 @@ int main(int argc, char **argv) {
     check_all(MPI_COMM_WORLD, 0);
     check_in_flight(MPI_COMM_WORLD, 0);
     check_waitall_dependency(MPI_COMM_WORLD);
+    check_blocking_p2p(MPI_COMM_WORLD);
     for (int how = 0; how < 5; how++) check_mixed(MPI_COMM_WORLD, how);
     check_arrays(MPI_COMM_WORLD);
     check_status(MPI_COMM_WORLD);

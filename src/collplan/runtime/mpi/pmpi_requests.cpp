@@ -747,6 +747,49 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
     return stale(*r) ? stale_error("MPI_Cancel") : PMPI_Cancel(r);
 }
 
+// A blocking point-to-point call while a schedule runs: its non-blocking twin, completed by polling with the
+// schedules advanced in between -- as the MPI library advances its own non-blocking collectives inside every
+// blocking call (a rank blocked in MPI_Recv for a message that is sent only after a collective completed on the
+// sender must keep doing its part of that collective).
+template <class Start>
+[[gnu::noinline]] int blocking(Start start, MPI_Status* st) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (const int rc = start(&r); rc != MPI_SUCCESS) return rc;
+    return poll([&](int& done) { return PMPI_Test(&r, &done, st); }, [&] { return PMPI_Wait(&r, st); });
+}
+
+// The same for a send and a receive at once (MPI_Sendrecv: not MPI_Isendrecv, whose status gives a wrong tag and
+// count under MPICH 5.0.2); st: the receive's.
+template <class Start>
+[[gnu::noinline]] int blocking2(Start start, MPI_Status* st) {
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // send, receive
+    if (const int rc = start(r); rc != MPI_SUCCESS) {
+        for (MPI_Request& q : r)
+            if (q != MPI_REQUEST_NULL) PMPI_Cancel(&q), PMPI_Request_free(&q);
+        return rc;
+    }
+    MPI_Status sts[2];
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_SUCCESS;
+    int rc = poll([&](int& done) { return PMPI_Testall(2, r, &done, sts); }, [&] { return PMPI_Waitall(2, r, sts); });
+    if (rc == MPI_ERR_IN_STATUS) rc = sts[1].MPI_ERROR != MPI_SUCCESS ? sts[1].MPI_ERROR : sts[0].MPI_ERROR;
+    if (st != MPI_STATUS_IGNORE) *st = sts[1];
+    return rc;
+}
+
+// MPI_Sendrecv_replace: the outgoing data packed first (the receive overwrites the buffer).
+int sendrecv_replace(void* buf, int n, MPI_Datatype t, int dst, int stag, int src, int rtag, MPI_Comm comm,
+                     MPI_Status* st) {
+    int bytes = 0;
+    if (const int rc = PMPI_Pack_size(n, t, comm, &bytes); rc != MPI_SUCCESS) return rc;
+    std::vector<char> out(static_cast<size_t>(bytes));
+    int pos = 0;
+    if (const int rc = PMPI_Pack(buf, n, t, out.data(), bytes, &pos, comm); rc != MPI_SUCCESS) return rc;
+    return blocking2([&](MPI_Request* r) {
+        const int rc = PMPI_Isend(out.data(), pos, MPI_PACKED, dst, stag, comm, &r[0]);
+        return rc != MPI_SUCCESS ? rc : PMPI_Irecv(buf, n, t, src, rtag, comm, &r[1]);
+    }, st);
+}
+
 }  // namespace
 }  // namespace collplan::mpi::pmpi
 
@@ -858,5 +901,58 @@ MPI_Fint MPI_Request_c2f(MPI_Request r) {
     return PMPI_Request_c2f(r);
 }
 #endif
+
+// Blocking point-to-point calls: the MPI library's own unless a collplan schedule runs (one load and a branch).
+#define COLLPLAN_QUIET() (g_nrunning.load(std::memory_order_relaxed) == 0 || t_inside)
+
+#define COLLPLAN_BLOCKING_P2P(Count, C)                                                                               \
+    int MPI_Recv##C(void* buf, Count n, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status* st) {           \
+        if (COLLPLAN_QUIET()) [[likely]] return PMPI_Recv##C(buf, n, t, src, tag, comm, st);                           \
+        return blocking([&](MPI_Request* r) { return PMPI_Irecv##C(buf, n, t, src, tag, comm, r); }, st);             \
+    }                                                                                                                  \
+    int MPI_Send##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                      \
+        if (COLLPLAN_QUIET()) [[likely]] return PMPI_Send##C(buf, n, t, dst, tag, comm);                               \
+        return blocking([&](MPI_Request* r) { return PMPI_Isend##C(buf, n, t, dst, tag, comm, r); }, MPI_STATUS_IGNORE); \
+    }                                                                                                                  \
+    int MPI_Ssend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
+        if (COLLPLAN_QUIET()) [[likely]] return PMPI_Ssend##C(buf, n, t, dst, tag, comm);                              \
+        return blocking([&](MPI_Request* r) { return PMPI_Issend##C(buf, n, t, dst, tag, comm, r); }, MPI_STATUS_IGNORE); \
+    }                                                                                                                  \
+    int MPI_Sendrecv##C(const void* sb, Count sn, MPI_Datatype stype, int dst, int stag, void* rb, Count rn,           \
+                        MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* st) {                       \
+        if (COLLPLAN_QUIET()) [[likely]]                                                                               \
+            return PMPI_Sendrecv##C(sb, sn, stype, dst, stag, rb, rn, rtype, src, rtag, comm, st);                     \
+        return blocking2([&](MPI_Request* r) {                                                                         \
+            const int rc = PMPI_Irecv##C(rb, rn, rtype, src, rtag, comm, &r[1]);                                       \
+            return rc != MPI_SUCCESS ? rc : PMPI_Isend##C(sb, sn, stype, dst, stag, comm, &r[0]);                      \
+        }, st);                                                                                                        \
+    }                                                                                                                  \
+    int MPI_Mrecv##C(void* buf, Count n, MPI_Datatype t, MPI_Message* m, MPI_Status* st) {                            \
+        if (COLLPLAN_QUIET()) [[likely]] return PMPI_Mrecv##C(buf, n, t, m, st);                                       \
+        return blocking([&](MPI_Request* r) { return PMPI_Imrecv##C(buf, n, t, m, r); }, st);                          \
+    }
+COLLPLAN_BLOCKING_P2P(int, )
+#if MPI_VERSION >= 4  // the large-count versions (MPICH; Open MPI 5.0 declares none)
+COLLPLAN_BLOCKING_P2P(MPI_Count, _c)
+#endif
+#undef COLLPLAN_BLOCKING_P2P
+
+int MPI_Sendrecv_replace(void* buf, int n, MPI_Datatype t, int dst, int stag, int src, int rtag, MPI_Comm comm,
+                         MPI_Status* st) {
+    if (COLLPLAN_QUIET()) [[likely]] return PMPI_Sendrecv_replace(buf, n, t, dst, stag, src, rtag, comm, st);
+    return sendrecv_replace(buf, n, t, dst, stag, src, rtag, comm, st);
+}
+
+int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status* st) {
+    if (COLLPLAN_QUIET()) [[likely]] return PMPI_Probe(src, tag, comm, st);
+    return poll([&](int& flag) { return PMPI_Iprobe(src, tag, comm, &flag, st); },
+                [&] { return PMPI_Probe(src, tag, comm, st); });
+}
+
+int MPI_Mprobe(int src, int tag, MPI_Comm comm, MPI_Message* m, MPI_Status* st) {
+    if (COLLPLAN_QUIET()) [[likely]] return PMPI_Mprobe(src, tag, comm, m, st);
+    return poll([&](int& flag) { return PMPI_Improbe(src, tag, comm, &flag, m, st); },
+                [&] { return PMPI_Mprobe(src, tag, comm, m, st); });
+}
 
 }  // extern "C"
