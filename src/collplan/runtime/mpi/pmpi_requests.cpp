@@ -2,7 +2,8 @@
 // collplan schedules (the handle: pmpi_requests.hpp), and every MPI call that takes a request -- MPI_Start(all),
 // MPI_Wait, MPI_Test, MPI_Waitall/any/some, MPI_Testall/any/some, MPI_Request_get_status(_any/_all/_some),
 // MPI_Request_free, MPI_Cancel, MPI_Request_c2f -- interposed so that they know collplan's handles and advance
-// the schedules.
+// the schedules; and the blocking point-to-point calls (MPI_Recv, MPI_Send, MPI_Sendrecv, MPI_Probe, ...), which
+// advance them while one runs.
 //
 // Cost: while the program holds no collplan request (always, in a program with no non-blocking or persistent
 // collective that collplan runs) each of these is one load, one branch and the tail call to PMPI_ (bench/README.md,
@@ -16,6 +17,7 @@
 //   (Request::test, which never blocks) and asks the library without blocking (PMPI_Test*), until its requests are
 //   complete -- so MPI_Waitall on [a receive, a collective] completes where the message is sent only after the
 //   collective completed on the sender, and a wait on a point-to-point request advances the collectives in flight;
+// - a blocking point-to-point call while a schedule runs is its non-blocking twin, polled the same way;
 // - the executor's own MPI_Testall/MPI_Waitall (this library calls the MPI_ names) come back here: a thread-local
 //   flag sends them straight to PMPI_ while the schedules are being advanced.
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
