@@ -13,7 +13,9 @@
 //                (log2 P' + 2) (alpha + m beta) + (log2 P' + 1) m gamma   [Hockney; m = vector size]
 // Memory:        tmp of 1 block (the received vector). One segment: in = out = tmp = 1 block.
 // Example:       P = 3 (P' = 2, r = 1): rank 0 sends x0 to 1; rank 1: out = x0 (+) x1; ranks 1 and 2 exchange:
-//                rank 1: out = out (+) x2, rank 2: out = (x0 (+) x1) (+) x2; rank 1 sends the result to 0.
+//                rank 1: out = out (+) x2, rank 2 (sends x2 from `in`, then out = x2): out = (x0 (+) x1) (+) x2;
+//                rank 1 sends the result to 0. A rank outside the fold copies in -> out only after its first
+//                exchange (not before it), so a non-blocking start posts messages at once.
 // Consistency:   rank-consistent (Schedule::rank_consistent): the two partners of a step hold the same expression
 //                for their intervals and both compute (lower) (+) (upper); folded ranks get the result sent.
 #include "collplan/algorithms/allreduce/fold.hpp"
@@ -25,14 +27,23 @@ namespace {
 void build_rank(Schedule& s, const Fold& f, int r) {
     RankBuilder b(s, r);
     const Segment in(Buf::in, 0, 1), out(Buf::out, 0, 1), tmp(Buf::tmp, 0, 1);
-    if (!f.fold_in(b, r, in, out, tmp)) return;
+    // A rank outside the fold sends its own vector in the first exchange straight from `in` and copies it to `out`
+    // only once that exchange is done: a non-blocking run's start then posts its messages without copying the
+    // vector first, and the copy happens in the calls that advance the run (overlapped with the program's work).
+    const bool direct = !f.sits_out(r) && !f.absorbs(r) && f.pof2 > 1;
+    if (!direct && !f.fold_in(b, r, in, out, tmp)) return;
     const int nr = f.new_rank(r);
     for (int mask = 1; mask < f.pof2; mask <<= 1) {
         const int partner = f.real_rank(nr ^ mask);
+        const bool first = direct && mask == 1;
         b.fence();
-        b.send(partner, 0, {out});
+        b.send(partner, 0, {first ? in : out});
         b.recv(partner, 0, {tmp});
         b.fence();
+        if (first) {
+            b.copy({in}, {out});
+            b.fence();
+        }
         b.reduce({tmp}, {out}, {}, partner < r ? 0 : opflag::reverse);
     }
     f.fold_out(b, r, out);
