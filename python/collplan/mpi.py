@@ -312,6 +312,12 @@ class Request:
         return self._native.algorithm
 
     @property
+    def params(self) -> dict[str, str]:
+        """The parameters the schedule was built with (a `measure` value replaced by the one chosen)."""
+        text = self._native.params
+        return dict(kv.split("=", 1) for kv in text.split(";") if "=" in kv)
+
+    @property
     def plan_was_cached(self) -> bool:
         return self._native.plan_was_cached
 
@@ -358,6 +364,7 @@ class NativeRequest:
         return self._req is not None
 
     algorithm = "native"
+    params: dict[str, str] = {}
     plan_was_cached = False
 
     def __repr__(self) -> str:

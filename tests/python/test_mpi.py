@@ -119,6 +119,17 @@ def test_collplan_run_table(abi):
 
 
 @pytest.mark.parametrize("abi", ABIS)
+def test_collplan_run_measured_parameter(abi):
+    """`--param n=measure`: the row names the n the runtime chose (a candidate, the same on every rank)."""
+    r = mpirun(abi, 3, [sys.executable, "-m", "collplan", "run", "--collective", "barrier", "--algorithm",
+                        "dissemination", "--param", "n=measure", "--iters", "2", "--warmup", "1", "--json"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = json.loads(r.stdout)["rows"]
+    assert rows and all(row["ok"] for row in rows)
+    assert all(row["params"]["n"] in {"1", "2"} for row in rows), rows  # P = 3: n = 1 .. P - 1
+
+
+@pytest.mark.parametrize("abi", ABIS)
 def test_pmpi_with_mpi4py(abi):
     lib = cmpi.pmpi_library(abi)
     script = str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")

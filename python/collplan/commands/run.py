@@ -86,7 +86,8 @@ def _row(args, MPI, comm, name, params, size):
         req.start()
         req.wait()
         ok = comm.allreduce(case.correct(), op=MPI.LAND)
-        row = {"algorithm": req.algorithm, "params": params, "size_bytes": case.size, "ok": bool(ok)}
+        # the schedule's own parameters: `n=measure` shows the n it chose
+        row = {"algorithm": req.algorithm, "params": req.params or params, "size_bytes": case.size, "ok": bool(ok)}
         if not args.check_only:
             iters = args.iters if case.size < 65536 else max(3, args.iters // 8)
             reps = min(OSU_REPS, iters) if args.format == "osu" else 1
