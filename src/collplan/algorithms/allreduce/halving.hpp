@@ -35,18 +35,26 @@ inline HalvingRounds halving_rounds(int pof2, int nr, uint32_t S) {
 }
 
 // Rank r's halving rounds over S segments: send the given half from `acc`, receive the kept half into tmp from
-// block `tmp_first` on and reduce it into acc (the lower rank's interval on the left).
+// block `tmp_first` on and reduce it into acc (the lower rank's interval on the left). With `first` other than
+// acc, acc does not hold the rank's vector yet: the first round sends its given half straight from `first` and,
+// once that exchange is done, copies only the kept half into acc -- no copy of the whole vector before the first
+// message (a non-blocking start posts at once), and half the copying.
 inline HalvingRounds halving_reduce_scatter(RankBuilder& b, const Fold& f, int r, uint32_t S, Buf acc,
-                                            uint32_t tmp_first) {
+                                            uint32_t tmp_first, Buf first) {
     const int nr = f.new_rank(r);
     HalvingRounds h = halving_rounds(f.pof2, nr, S);
     for (size_t k = 0; k < h.kept.size(); ++k) {
         const int partner = f.real_rank(nr ^ (1 << k));
         const SegmentRange keep = h.kept[k];
+        const bool direct = k == 0 && first != acc;
         b.fence();
-        b.send(partner, 0, {h.given[k].seg(acc)});
+        b.send(partner, 0, {h.given[k].seg(direct ? first : acc)});
         b.recv(partner, 0, {Segment(Buf::tmp, tmp_first, keep.hi - keep.lo)});
         b.fence();
+        if (direct) {
+            b.copy({keep.seg(first)}, {keep.seg(acc)});
+            b.fence();
+        }
         b.reduce({Segment(Buf::tmp, tmp_first, keep.hi - keep.lo)}, {keep.seg(acc)}, {},
                  partner < r ? 0 : opflag::reverse);
     }

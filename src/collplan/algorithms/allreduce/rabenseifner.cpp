@@ -15,8 +15,8 @@
 // Cost:          P = P': 2 log2 P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma, n = S m the vector size;
 //                otherwise add 2 alpha + 2 n beta + n gamma   [Hockney]
 // Memory:        tmp of S blocks (S/2 suffice when P = P'). S = P' segments: in = out = P' blocks.
-// Example:       P = 4 (S = 4), rank 2: round 0 with 3: send out[2..3], recv tmp[0..1], out[0..1] =
-//                out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
+// Example:       P = 4 (S = 4), rank 2: round 0 with 3: send in[2..3], recv tmp[0..1], then out[0..1] = in[0..1],
+//                out[0..1] = out[0..1] (+) tmp; round 1 with 0: send out[0], recv tmp[0], out[1] = tmp (+) out[1];
 //                allgather: with 0: send out[1], recv out[0]; with 3: send out[0..1], recv out[2..3].
 // Consistency:   rank-consistent: each segment is reduced by one rank only; the allgather and the fold copy it.
 #include "collplan/algorithms/allreduce/halving.hpp"
@@ -45,8 +45,11 @@ void build_rank(Schedule& s, const Fold& f, int r) {
     RankBuilder b(s, r);
     const auto S = static_cast<uint32_t>(f.pof2);
     const Segment in(Buf::in, 0, S), out(Buf::out, 0, S), tmp(Buf::tmp, 0, S);
-    if (!f.fold_in(b, r, in, out, tmp)) return;
-    const HalvingRounds h = halving_reduce_scatter(b, f, r, S, Buf::out, 0);
+    // A rank outside the fold sends its first half straight from `in` and copies only the half it keeps, after
+    // that exchange (halving.hpp): nothing is copied before the first message.
+    const bool direct = !f.sits_out(r) && !f.absorbs(r) && f.pof2 > 1;
+    if (!direct && !f.fold_in(b, r, in, out, tmp)) return;
+    const HalvingRounds h = halving_reduce_scatter(b, f, r, S, Buf::out, 0, direct ? Buf::in : Buf::out);
     allgather(b, f, r, h.owned, h.given);
     f.fold_out(b, r, out);
 }

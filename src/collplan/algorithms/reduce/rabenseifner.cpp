@@ -66,7 +66,7 @@ void build_rank(Schedule& s, const Fold& f, int r, int root) {
     }
     const Buf acc = r == root ? Buf::out : Buf::tmp;
     f.fold_in(b, r, in, Segment(acc, 0, S), Segment(Buf::tmp, S, S));
-    const HalvingRounds h = halving_reduce_scatter(b, f, r, S, acc, S);
+    const HalvingRounds h = halving_reduce_scatter(b, f, r, S, acc, S, acc);
     if (root_out && r == root + 1) {
         b.fence();
         b.send(root, 0, {h.owned.seg(acc)});
