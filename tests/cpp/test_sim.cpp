@@ -193,13 +193,19 @@ TEST(SimFlow, MaxMinFairShares) {
     EXPECT_LT(c.rank_time_s[1], 3.01e-6);
 }
 
-TEST(SimFlow, TwoFlowsHalveALink) {
+// Ranks 0 and 1 each send one block to rank 2: on line:3 both flows cross link 1->2.
+Schedule two_flows_into_rank_2() {
     Schedule s = blank(3);
     RankBuilder(s, 0).send(2, 0, {in(0)});
     RankBuilder(s, 1).send(2, 0, {in(0)});
     RankBuilder b2(s, 2);
     b2.recv(0, 0, {out(0)});
     b2.recv(1, 0, {out(1)});
+    return s;
+}
+
+TEST(SimFlow, TwoFlowsHalveALink) {
+    const Schedule s = two_flows_into_rank_2();
     const auto r = run(s, "line:3", "hockney:alpha=2us,beta=1ns/B,ports=2", "", Fidelity::flow, 1000);
     expect_us(r.time_s, 2 + 2);  // startup, then 2000 bytes through link 1->2 at 1 B/ns
 }
@@ -208,12 +214,7 @@ TEST(SimFlow, TwoFlowsHalveALink) {
 TEST(SimFlow, RttWeightsShareInverselyToHops) {
     // line:3: A 0->2 (2 hops, weight 1/2) and B 1->2 (1 hop, weight 1) share link 1->2: A gets 1/3, B 2/3 of it.
     // B ends at 1.5 us; A has 500 bytes left, alone: 2 us. Plain max-min: both at 1/2, both end at 2 us.
-    Schedule s = blank(3);
-    RankBuilder(s, 0).send(2, 0, {in(0)});
-    RankBuilder(s, 1).send(2, 0, {in(0)});
-    RankBuilder b2(s, 2);
-    b2.recv(0, 0, {out(0)});
-    b2.recv(1, 0, {out(1)});
+    const Schedule s = two_flows_into_rank_2();
     const auto w = run(s, "line:3", kUnit, "node_contention=0,sharing=rtt", Fidelity::flow, 1000);
     expect_us(w.rank_time_s[1], 1.5);
     expect_us(w.rank_time_s[0], 2);

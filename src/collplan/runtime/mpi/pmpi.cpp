@@ -655,9 +655,6 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, MPI_Datatype t
     }
 }
 
-// The entry's own slot (blocking), or the request's.
-#define COLLPLAN_SLOT(en, c) ((c) ? *(c)->slot : (en).own)
-
 // -------------------------------------------------------------------------------------------- collectives
 // The collectives of bytes -- allgather, alltoall, bcast, gather, scatter -- as one rank's call sees them: the input,
 // in_n elements of the send type at sbuf (in place: of the receive type at rbuf + in_at elements), and the output,

@@ -327,6 +327,14 @@ Split& split_buffer() {
     return s;
 }
 
+// The start of the array calls that return at once (lock held): advance the schedules, then split the array.
+Split& advance_and_split(int n, const MPI_Request* reqs) {
+    progress();
+    Split& s = split_buffer();
+    s.make(n, reqs);
+    return s;
+}
+
 // Polls `attempt` (a PMPI_Test* call; sets done) while a schedule runs, advancing them in between; blocks in
 // `block` (its PMPI_Wait* twin) once none runs.
 template <class Attempt, class Block>
@@ -382,14 +390,13 @@ CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* ou
         if (g_table.size() >= kMaxRequests) throw std::runtime_error("more than 2^24 collplan requests at once");
         c = new CollRequest;
         c->index = static_cast<uint32_t>(g_table.size());
-        c->handle = encode(c->index);
         g_table.push_back(c);
     }
     c->comm = comm, c->fn = fn, c->persistent = persistent, c->live = true, c->user_freed = false;
     c->error = MPI_SUCCESS;
     c->state = persistent ? CollRequest::idle : CollRequest::running;
     add_live(1);
-    *out = c->handle;
+    *out = encode(c->index);
     return c;
 }
 
@@ -526,9 +533,7 @@ int reap_array(Split& s, MPI_Request* reqs, MPI_Status* sts, int* indices, int& 
 [[gnu::noinline]] int testall_slow(int n, MPI_Request* reqs, int* flag, MPI_Status* sts) {
     if (t_inside || foreign(n, reqs)) return PMPI_Testall(n, reqs, flag, sts);
     MaybeLock lock(g_locking);
-    progress();
-    Split& s = split_buffer();
-    s.make(n, reqs);
+    Split& s = advance_and_split(n, reqs);
     if (s.stale) return stale_error("MPI_Testall");
     if (s.mine.empty()) return PMPI_Testall(n, reqs, flag, sts);
     if (s.running()) {
@@ -587,9 +592,7 @@ int any_ours(Split& s, MPI_Request* reqs, int* index, MPI_Status* st) {
 [[gnu::noinline]] int testany_slow(int n, MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
     if (t_inside || foreign(n, reqs)) return PMPI_Testany(n, reqs, index, flag, st);
     MaybeLock lock(g_locking);
-    progress();
-    Split& s = split_buffer();
-    s.make(n, reqs);
+    Split& s = advance_and_split(n, reqs);
     if (s.stale) return stale_error("MPI_Testany");
     if (s.mine.empty()) return PMPI_Testany(n, reqs, index, flag, st);
     if (const int e = any_ours(s, reqs, index, st); e >= 0) {
@@ -677,10 +680,9 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 // MPI 4.1's MPI_Request_get_status_any/all/some: as MPI_Testany/all/some, but nothing is returned or freed.
 [[gnu::noinline]] int get_status_any_slow(int n, const MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
+    if (t_inside || foreign(n, reqs)) return PMPI_Request_get_status_any(n, reqs, index, flag, st);
     MaybeLock lock(g_locking);
-    if (!t_inside) progress();
-    Split& s = split_buffer();
-    s.make(n, reqs);
+    Split& s = advance_and_split(n, reqs);
     if (s.stale) return stale_error("MPI_Request_get_status_any");
     for (const auto& [i, c] : s.mine)
         if (c->state == CollRequest::signalled) {
@@ -693,10 +695,9 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
 }
 
 [[gnu::noinline]] int get_status_all_slow(int n, const MPI_Request* reqs, int* flag, MPI_Status* sts) {
+    if (t_inside || foreign(n, reqs)) return PMPI_Request_get_status_all(n, reqs, flag, sts);
     MaybeLock lock(g_locking);
-    if (!t_inside) progress();
-    Split& s = split_buffer();
-    s.make(n, reqs);
+    Split& s = advance_and_split(n, reqs);
     if (s.stale) return stale_error("MPI_Request_get_status_all");
     if (s.running()) {
         *flag = 0;
@@ -710,10 +711,9 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
 }
 
 [[gnu::noinline]] int get_status_some_slow(int n, const MPI_Request* reqs, int* outcount, int* indices, MPI_Status* sts) {
+    if (t_inside || foreign(n, reqs)) return PMPI_Request_get_status_some(n, reqs, outcount, indices, sts);
     MaybeLock lock(g_locking);
-    if (!t_inside) progress();
-    Split& s = split_buffer();
-    s.make(n, reqs);
+    Split& s = advance_and_split(n, reqs);
     if (s.stale) return stale_error("MPI_Request_get_status_some");
     int k = 0, unused = 0;
     for (const auto& [i, c] : s.mine)

@@ -59,8 +59,7 @@ struct SlotPool {
 enum Kind : uint8_t { kBlocking, kNonblocking, kPersistent };
 
 struct CollRequest {
-    MPI_Request handle = MPI_REQUEST_NULL;  // what the program holds
-    uint32_t index = 0;                     // in the table (the handle encodes it)
+    uint32_t index = 0;                     // in the table; the program's handle encodes it
     MPI_Comm comm = MPI_COMM_NULL;          // the program's communicator (its error handler)
     int fn = 0;                             // pmpi.cpp's Fn
     bool persistent = false;
