@@ -23,8 +23,11 @@ constexpr size_t kMaxPlans = 64;   // per communicator, least recently used drop
 
 struct CommState {
     MPI_Comm dup = MPI_COMM_NULL;
-    int slots = 1;                 // tag windows available
-    uint64_t seq = 0, clock = 0;
+    // Tag windows: runs started by blocking and non-blocking calls take the next of `slots` in turn (every rank
+    // starts them in the same order); persistent requests pin one of the `pinned_slots` after them at their _init
+    // (matched in the same order on every rank, while MPI_Start may come in any order: MPI 4.0, 6.13).
+    int slots = 1, pinned_slots = 0;
+    uint64_t seq = 0, pinned_seq = 0, clock = 0;
     struct Entry {
         std::shared_ptr<const Plan> plan;
         std::vector<std::unique_ptr<Execution>> idle;
@@ -53,6 +56,10 @@ struct CommState {
         if (!fin && dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
     }
     int next_tag_base() { return static_cast<int>(seq++ % static_cast<uint64_t>(slots)) * kTagWindow; }
+    int next_pinned_tag_base() {
+        if (pinned_slots == 0) return -1;  // a tag space too small to set windows apart: they rotate too
+        return (slots + static_cast<int>(pinned_seq++ % static_cast<uint64_t>(pinned_slots))) * kTagWindow;
+    }
 };
 
 namespace {
@@ -89,6 +96,12 @@ std::vector<std::string> comm_topologies(MPI_Comm comm) {
     return out;
 }
 
+// Waits for r, a request of the MPI library's own: with the PMPI library loaded, MPI_Wait is its interposed
+// version, which advances collplan's running non-blocking schedules meanwhile -- a rank waiting here for the others
+// (a new communicator, a new schedule's agreement, alltoallv's counts) must not stall a schedule another rank waits
+// for in its own MPI_Wait (the cycle that hangs a program with several non-blocking collectives in flight).
+void wait_progressing(MPI_Request& r, const char* what) { check(MPI_Wait(&r, MPI_STATUS_IGNORE), what); }
+
 std::shared_ptr<CommState> state_of(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL) throw Error("communicator is MPI_COMM_NULL (allowed: an intra-communicator)");
     int inter = 0;
@@ -99,12 +112,16 @@ std::shared_ptr<CommState> state_of(MPI_Comm comm) {
     check(MPI_Comm_get_attr(comm, keyval(), &attr, &found), "MPI_Comm_get_attr");
     if (found) return *static_cast<std::shared_ptr<CommState>*>(attr);
     auto st = std::make_shared<CommState>();
-    check(MPI_Comm_dup(comm, &st->dup), "MPI_Comm_dup");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Comm_idup(comm, &st->dup, &r), "MPI_Comm_idup");
+    wait_progressing(r, "MPI_Comm_idup");
     void* ub = nullptr;
     int has = 0;
     MPI_Comm_get_attr(st->dup, MPI_TAG_UB, &ub, &has);
     const int tag_ub = has ? *static_cast<int*>(ub) : 32767;
-    st->slots = std::max(1, (tag_ub + 1) / kTagWindow);
+    const int windows = static_cast<int>(std::max<int64_t>(1, (int64_t{tag_ub} + 1) / kTagWindow));  // (Open MPI: INT_MAX)
+    st->pinned_slots = windows / 2;
+    st->slots = windows - st->pinned_slots;
     st->topologies = comm_topologies(comm);
     check(MPI_Comm_set_attr(comm, keyval(), new std::shared_ptr<CommState>(st)), "MPI_Comm_set_attr");
     return st;
@@ -210,7 +227,9 @@ std::shared_ptr<const Schedule> schedule_for(CommState& st, Collective c, int P,
         local[0] = 1;
     }
     int agreed[2] = {0, 0};
-    check(PMPI_Allreduce(local, agreed, 2, MPI_INT, MPI_MAX, st.dup), "MPI_Allreduce");  // never intercepted
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(PMPI_Iallreduce(local, agreed, 2, MPI_INT, MPI_MAX, st.dup, &r), "MPI_Iallreduce");  // never intercepted
+    wait_progressing(r, "MPI_Iallreduce");
     std::string refusal;
     if (agreed[0]) refusal = failure.empty() ? a.name + ": building the schedule failed on another rank" : failure;
     else if (agreed[1] >= kTagWindow - 1)
@@ -317,8 +336,15 @@ Request::~Request() {
 void Request::prepare() {
     if (stage_in_ && !staged_in_.empty())
         std::memcpy(staged_in_.data(), static_cast<const char*>(user_in_) + in_offset_, staged_in_.size());
-    args_.tag_base = state_->next_tag_base();
+    args_.tag_base = pinned_tag_base_ >= 0 ? pinned_tag_base_ : state_->next_tag_base();
 }
+
+void Request::pin_tags() {
+    if (active()) throw Error("collplan request pinned to a tag window while it runs");
+    pinned_tag_base_ = state_->next_pinned_tag_base();
+}
+
+void Request::unpin_tags() { pinned_tag_base_ = -1; }
 
 void Request::start() {
     prepare();
@@ -505,7 +531,9 @@ std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_b
     CallShape sh;
     sh.counts.resize(static_cast<size_t>(P) * P);
     std::vector<uint64_t> row(sb, sb + P);
-    check(PMPI_Allgather(row.data(), P, MPI_UINT64_T, sh.counts.data(), P, MPI_UINT64_T, st->dup), "MPI_Allgather");
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(PMPI_Iallgather(row.data(), P, MPI_UINT64_T, sh.counts.data(), P, MPI_UINT64_T, st->dup, &r), "MPI_Iallgather");
+    wait_progressing(r, "MPI_Iallgather");
     int me = 0;
     MPI_Comm_rank(st->dup, &me);
     for (int i = 0; i < P; ++i)

@@ -9,7 +9,8 @@
 // Per communicator the runtime keeps, as an MPI attribute (freed with the communicator): a private duplicate
 // that all collplan messages use (so they never match the program's own messages), a sequence number that
 // separates the tags of overlapping runs (runs must be started in the same order on every rank, as MPI requires
-// of its non-blocking collectives), the schedules by (collective, algorithm, parameters, P) and the plans by
+// of its non-blocking collectives; a persistent request instead pins a window of its own at its _init, so its
+// starts may come in any order: Request::pin_tags), the schedules by (collective, algorithm, parameters, P) and the plans by
 // schedule and call shape (sizes; alltoallv: the whole count matrix, which every call gathers).
 //
 // Buffers are bytes except for the reductions (allreduce, reduce, reduce_scatter_block, reduce_scatter): count
@@ -63,6 +64,11 @@ public:
     // buffer.
     void bind(const void* send, void* recv);
     void start();
+    // A persistent collective: every later start() uses one tag window of its own, taken now (call it on every
+    // rank in the same order -- MPI's _init calls are ordered as collectives are -- and then start() in any order);
+    // unpin_tags() returns to a window per start.
+    void pin_tags();
+    void unpin_tags();
     bool test();
     void wait();
     void run();  // start() + wait() in one call: what the blocking collectives use (Execution::run)
@@ -84,6 +90,7 @@ private:
     uint64_t in_offset_ = 0;              // in-place input: its offset in the output
     uint64_t in_place_offset_ = 0;        // allgather, gather: rank * bytes; allgatherv: recv_displs[rank]; others 0
     bool stage_in_ = false;
+    int pinned_tag_base_ = -1;            // pin_tags(): every start's window; -1: the communicator's next one
     std::vector<char> staged_in_, scratch_out_;
     bool cached_ = false;
 };

@@ -149,6 +149,11 @@ public:
             if (slots_[i].key == key) slots_[i].value.reset();
     }
     void clear() { slots_.clear(), used_ = 0; }
+    template <class F>
+    void for_each(F f) {
+        for (Slot& s : slots_)
+            if (s.value) f(*s.value);
+    }
 
 private:
     struct Slot {
@@ -247,6 +252,13 @@ struct ShapeList {
         last = items.size() - 1;
         return items.back().get();
     }
+    // Drops the entries keyed by datatype t or operation op.
+    void forget(MPI_Datatype t, MPI_Op op) {
+        std::erase_if(items, [&](const std::shared_ptr<Entry>& e) {
+            return (t != MPI_DATATYPE_NULL && e->shape.type == t) || (op != MPI_OP_NULL && e->shape.op == op);
+        });
+        last = 0;
+    }
     // Drops the entry `find` returned last (its datatype handle now names another type); returns null.
     Entry* forget_last() {
         items.erase(items.begin() + static_cast<std::ptrdiff_t>(last));
@@ -297,7 +309,7 @@ CommEntry* new_comm_entry(MPI_Comm comm) {
     e->comm = comm;
     int inter = 1;
     e->intra = comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
-    if (e->intra) {
+    if (comm != MPI_COMM_NULL) {  // (an inter-communicator: its local group, for COLLPLAN_VERBOSE's line)
         PMPI_Comm_size(comm, &e->P);
         PMPI_Comm_rank(comm, &e->rank);
     }
@@ -525,6 +537,17 @@ int native_barrier(const Call& k, MPI_Comm c) {
 }
 #undef COLLPLAN_INIT
 
+// An inter-communicator: collplan's schedules run on intra-communicators; the library's own collective runs, and
+// COLLPLAN_VERBOSE / COLLPLAN_STATS say why, as for every other fallback.
+void count_inter(const CommEntry& ce, Fn f, Kind k) {
+    static const char* const why = "an inter-communicator (collplan's schedules run on intra-communicators)";
+    if (config().verbose) log_once(ce, f, 0, std::string("native (") + why + ")");
+    if (g_stats_on) {
+        ++g_stats.native[k][f];
+        ++g_stats.reasons[std::string(kFnName[f]) + ": " + why];
+    }
+}
+
 int count_collplan(Fn f, Kind k = kBlocking) {
     if (g_stats_on) ++g_stats.collplan[k][f];
     return MPI_SUCCESS;
@@ -561,17 +584,11 @@ struct Go {
 
 Kind kind_of(const CollRequest& c) { return c.persistent ? kPersistent : kNonblocking; }
 
+// (An error starting the run: thrown to start_collplan, or MPI_Start's start_one, which fail the request.)
 int go_started(const Go& g, Slot& s, const void* send, void* recv, std::function<void()> finish) {
     CollRequest& c = *g.c;
-    try {
-        s.req->bind(send, recv);
-        s.req->start();
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", kFnName[g.f], e.what());
-        std::fflush(stderr);
-        fail(c, MPI_ERR_INTERN);
-        return MPI_ERR_INTERN;
-    }
+    s.req->bind(send, recv);
+    s.req->start();
     c.finish = std::move(finish);
     running(c);
     return count_collplan(g.f, kind_of(c));
@@ -620,38 +637,78 @@ std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) 
     }
 }
 
+// The datatypes and operation a call's run uses, held by its request for its whole life (pmpi_requests.hpp, hold()):
+// null where the call does not use one (MPI_IN_PLACE, arguments significant only at the root elsewhere).
+struct Uses {
+    MPI_Datatype send = MPI_DATATYPE_NULL, recv = MPI_DATATYPE_NULL;  // recv: also the reductions' datatype
+    MPI_Op op = MPI_OP_NULL;
+};
+
+struct NoPrepare {
+    void operator()(CollRequest&) const {}
+};
+
 // A non-blocking (K = kNonblocking: started now) or persistent (kPersistent: started by MPI_Start) call that
 // runs collplan's schedule: its request, with a slot of its own, and `launch` -- what starts it (binds the
-// buffers, stages the input, starts the run).
-template <Kind K, class Launch>
-int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, MPI_Datatype t, Launch launch) {
+// buffers, stages the input, starts the run). A persistent request pins its tag window now, at _init, where every
+// rank makes it in the same order (its MPI_Start calls may come in any order); `prepare` finishes it (alltoallv:
+// its request, made now). Any error here is the call's MPI error, never an abort.
+template <Kind K, class Launch, class Prepare = NoPrepare>
+int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& uses, Launch launch,
+                   Prepare prepare = {}) {
     CollRequest* c = new_request(comm, f, K == kPersistent, k.request);
-    if (c->owner.get() != &en) {  // a record last used for another entry (records keep theirs: no atomics here)
-        release_slot(*c);
-        c->owner = en.shared_from_this();
-        if (!en.pool) en.pool = std::make_shared<SlotPool>();
-        c->pool = en.pool;
-    }
-    if (!c->slot && !en.pool->spare.empty()) {
-        c->slot = std::move(en.pool->spare.back());
-        en.pool->spare.pop_back();
-    }
-    if (c->slot && f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
-    if (!c->slot) {
-        c->slot = std::make_unique<Slot>();
-        try {
-            c->slot->req = remake(en, comm, t);
-        } catch (const std::exception& e) {
-            discard(c);
-            *k.request = MPI_REQUEST_NULL;
-            return run_failed(comm, f, e);
+    try {
+        if (c->owner.get() != &en) {  // a record last used for another entry (records keep theirs: no atomics here)
+            release_slot(*c);
+            c->owner = en.shared_from_this();
+            if (!en.pool) en.pool = std::make_shared<SlotPool>();
+            c->pool = en.pool;
         }
+        if (!c->slot && !en.pool->spare.empty()) {
+            c->slot = std::move(en.pool->spare.back());
+            en.pool->spare.pop_back();
+        }
+        if (c->slot && f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
+        if (!c->slot) {
+            c->slot = std::make_unique<Slot>();
+            c->slot->req = remake(en, comm, uses.recv);
+        }
+        if (c->slot->req) {
+            if constexpr (K == kPersistent) c->slot->req->pin_tags();
+            else c->slot->req->unpin_tags();  // (a slot a persistent request had)
+        }
+        prepare(*c);
+    } catch (const std::exception& e) {
+        discard(c);
+        *k.request = MPI_REQUEST_NULL;
+        return run_failed(comm, f, e);
     }
+    hold(*c, uses.send, uses.recv, uses.op);
     if constexpr (K == kPersistent) {
         c->launch = std::move(launch);
         return MPI_SUCCESS;
     } else {
-        return launch(*c);
+        try {
+            return launch(*c);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", kFnName[f], e.what());
+            std::fflush(stderr);
+            fail(*c, MPI_ERR_INTERN);
+            return MPI_ERR_INTERN;
+        }
+    }
+}
+
+// The body of an intercepted call, past its pass-through test: an exception (an internal error, memory) becomes
+// the call's MPI error through the communicator's error handler, as the MPI library's own errors do -- never an
+// uncaught exception that ends the rank. (Requests are handed out only by start_collplan, which catches its own.)
+template <class Body>
+int guarded(Fn f, MPI_Comm comm, const Call& k, Body body) {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        if (k.request) *k.request = MPI_REQUEST_NULL;
+        return run_failed(comm, f, e);
     }
 }
 
@@ -772,28 +829,32 @@ template <Fn f, Kind K, class Count>
                                  MPI_Datatype rt, MPI_Comm comm, const Call& k = {}) {
     auto native = [&] { return native_block<K>(f, k, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
     if (!g_active[f]) return count_native(f, nullptr, K), native();
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native();
-    const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
-    Entry* en = bytes_entry(*ce, f, root, c, comm);
-    if (c.alias && en->bytes > 0) return count_alias(f, K), native();
-    if (!en->use) return count_native(f, en, K), native();
-    const bool none = en->bytes == 0;  // nothing to move on any rank
-    const bool out_direct = !c.has_out || (c.key_t == rt ? direct(en->ti) : direct(info_of(rt)));
-    const bool as_is = out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st)));
-    if constexpr (K == kBlocking) {
-        if (none) return count_collplan(f);
-        if (as_is) return run(comm, f, *en->own.req, sbuf, rbuf);
-        return run_packed(Go{f, comm}, en->own, c, sbuf, st, rbuf, rt);
-    } else {
-        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
-            const Go g{f, comm, &r};
-            if (none) return go_nothing(g);
-            if (as_is) return go(g, *r.slot, sbuf, rbuf);
-            return run_packed(g, *r.slot, c, sbuf, st, rbuf, rt);
-        });
-    }
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
+        const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
+        Entry* en = bytes_entry(*ce, f, root, c, comm);
+        if (c.alias && en->bytes > 0) return count_alias(f, K), native();
+        if (!en->use) return count_native(f, en, K), native();
+        const bool none = en->bytes == 0;  // nothing to move on any rank
+        const bool out_direct = !c.has_out || (c.key_t == rt ? direct(en->ti) : direct(info_of(rt)));
+        const bool as_is = out_direct && (!c.has_in || c.in_place || (c.has_out && st == rt) || direct(info_of(st)));
+        if constexpr (K == kBlocking) {
+            if (none) return count_collplan(f);
+            if (as_is) return run(comm, f, *en->own.req, sbuf, rbuf);
+            return run_packed(Go{f, comm}, en->own, c, sbuf, st, rbuf, rt);
+        } else {
+            const Uses uses{c.has_in && !c.in_place ? st : MPI_DATATYPE_NULL,
+                            c.has_out || c.in_place ? rt : MPI_DATATYPE_NULL, MPI_OP_NULL};
+            return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
+                const Go g{f, comm, &r};
+                if (none) return go_nothing(g);
+                if (as_is) return go(g, *r.slot, sbuf, rbuf);
+                return run_packed(g, *r.slot, c, sbuf, st, rbuf, rt);
+            });
+        }
+    });
 }
 
 // One side of an alltoallv in bytes: counts[i] elements of `t` at displs[i] in `buf`. Direct datatypes stay
@@ -822,30 +883,35 @@ char* side(const Count* counts, const Displ* displs, MPI_Datatype t, const TypeI
 }
 
 
-// Alltoallv runs a request made per call (per persistent request: once) from the count matrix.
+// Alltoallv runs a request made per call (per persistent request: once, at _init) from the count matrix. The
+// byte layout of both sides goes into the slot (Slot::v, packed copies); `fill` packs the input. Returns the send
+// address (MPI_IN_PLACE: the input is in the receive buffer) and sets `recv`.
+template <class Count, class Displ>
+const char* alltoallv_sides(Slot& s, int P, const void* sbuf, const Count* scounts, const Displ* sdispls,
+                            MPI_Datatype st, void* rbuf, const Count* rcounts, const Displ* rdispls, MPI_Datatype rt,
+                            const TypeInfo& ri, bool fill, char*& recv) {
+    std::vector<uint64_t> &sb = s.v[0], &sd = s.v[1], &rb = s.v[2], &rd = s.v[3];
+    recv = side(rcounts, rdispls, rt, ri, rbuf, P, rb, rd, s.packed_out, false);
+    if (sbuf == MPI_IN_PLACE && direct(ri)) return static_cast<const char*>(MPI_IN_PLACE);
+    if (sbuf == MPI_IN_PLACE)  // pack the input out of rbuf; then it is an ordinary run
+        return side(rcounts, rdispls, rt, ri, rbuf, P, sb, sd, s.packed_in, fill);
+    return side(scounts, sdispls, st, info_of(st), sbuf, P, sb, sd, s.packed_in, fill);
+}
+
+// The request of an alltoallv whose sides are in s (collective: it gathers the count matrix).
+void make_alltoallv(const Entry& en, Slot& s, MPI_Comm comm, const char* send, char* recv) {
+    s.req = alltoallv_init(send, s.v[0].data(), s.v[1].data(), recv, s.v[2].data(), s.v[3].data(), comm, en.choice);
+}
+
+// Runs (blocking) or starts an alltoallv; `made`: its request exists (a persistent one, made at _init).
 template <class Count, class Displ>
 int launch_alltoallv(const Go& g, const Entry& en, Slot& s, int P, const void* sbuf, const Count* scounts,
                      const Displ* sdispls, MPI_Datatype st, void* rbuf, const Count* rcounts, const Displ* rdispls,
-                     MPI_Datatype rt) {
-    const bool in_place = sbuf == MPI_IN_PLACE;
+                     MPI_Datatype rt, bool made) {
     const TypeInfo ri = info_of(rt);
-    std::vector<uint64_t> &sb = s.v[0], &sd = s.v[1], &rb = s.v[2], &rd = s.v[3];
-    char* recv = side(rcounts, rdispls, rt, ri, rbuf, P, rb, rd, s.packed_out, false);
-    const char* send = nullptr;
-    if (in_place && direct(ri)) {
-        send = static_cast<const char*>(MPI_IN_PLACE);
-    } else if (in_place) {  // pack the input out of rbuf; then it is an ordinary run
-        send = side(rcounts, rdispls, rt, ri, rbuf, P, sb, sd, s.packed_in, true);
-    } else {
-        send = side(scounts, sdispls, st, info_of(st), sbuf, P, sb, sd, s.packed_in, true);
-    }
-    try {
-        if (!s.req || !g.c || !g.c->persistent)
-            s.req = alltoallv_init(send, sb.data(), sd.data(), recv, rb.data(), rd.data(), g.comm, en.choice);
-    } catch (const std::exception& e) {
-        if (g.c) fail(*g.c, MPI_ERR_INTERN);
-        return run_failed(g.comm, g.f, e);
-    }
+    char* recv = nullptr;
+    const char* send = alltoallv_sides(s, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, ri, true, recv);
+    if (!made) make_alltoallv(en, s, g.comm, send, recv);  // (an error: the caller's, guarded / start_collplan)
     const bool out = !direct(ri);
     Slot* sp = &s;
     return go(g, s, send, recv, [=] {
@@ -857,8 +923,22 @@ int launch_alltoallv(const Go& g, const Entry& en, Slot& s, int P, const void* s
     });
 }
 
+// The count and displacement arrays of a persistent call, copied at _init (the program may reuse its own; in place:
+// the send side is ignored, and may be null).
+template <class Count, class Displ>
+struct VectorArgs {
+    std::vector<Count> sc, rc;
+    std::vector<Displ> sd, rd;
+    VectorArgs(int P, bool in_place, const Count* scounts, const Displ* sdispls, const Count* rcounts,
+               const Displ* rdispls)
+        : rc(rcounts, rcounts + P), rd(rdispls, rdispls + P) {
+        if (!in_place) sc.assign(scounts, scounts + P), sd.assign(sdispls, sdispls + P);
+    }
+};
+
 // Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
-// communicator and MPI_IN_PLACE, and a request is made per call from the cached choice.
+// communicator and MPI_IN_PLACE, and a request is made per call from the cached choice (a persistent one: at _init,
+// with the arrays copied).
 template <Kind K, class Count, class Displ>
 [[gnu::noinline]] int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st,
                                      void* rbuf, const Count* rcounts, const Displ* rdispls, MPI_Datatype rt,
@@ -866,25 +946,44 @@ template <Kind K, class Count, class Displ>
     const Fn f = kAlltoallv;
     auto native = [&] { return native_alltoallv<K>(k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); };
     if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native();
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native();
-    const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf) return count_alias(f, K), native();
-    Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
-        check_choice(Collective::alltoallv, ch);
-        return std::unique_ptr<Request>();
-    });
-    if (!en->use) return count_native(f, en, K), native();
-    const int P = ce->P;
-    if constexpr (K == kBlocking) {
-        return launch_alltoallv(Go{f, comm}, *en, en->own, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt);
-    } else {
-        const Entry* e = en;
-        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
-            return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt);
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
+        const bool in_place = sbuf == MPI_IN_PLACE;
+        if (!in_place && sbuf == rbuf) return count_alias(f, K), native();
+        Entry* en = decide(*ce, f, in_place, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) {
+            check_choice(Collective::alltoallv, ch);
+            return std::unique_ptr<Request>();
         });
-    }
+        if (!en->use) return count_native(f, en, K), native();
+        const int P = ce->P;
+        const Uses uses{in_place ? MPI_DATATYPE_NULL : st, rt, MPI_OP_NULL};
+        if constexpr (K == kBlocking) {
+            return launch_alltoallv(Go{f, comm}, *en, en->own, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt,
+                                    false);
+        } else if constexpr (K == kNonblocking) {
+            const Entry* e = en;
+            return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
+                return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, scounts, sdispls, st, rbuf, rcounts,
+                                        rdispls, rt, false);
+            });
+        } else {
+            const Entry* e = en;
+            auto a = std::make_shared<const VectorArgs<Count, Displ>>(P, in_place, scounts, sdispls, rcounts, rdispls);
+            auto launch = [=](CollRequest& r) {
+                return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, a->sc.data(), a->sd.data(), st, rbuf,
+                                        a->rc.data(), a->rd.data(), rt, true);
+            };
+            return start_collplan<K>(f, comm, k, *en, uses, launch, [&](CollRequest& c) {
+                char* recv = nullptr;
+                const char* send = alltoallv_sides(*c.slot, P, sbuf, a->sc.data(), a->sd.data(), st, rbuf,
+                                                   a->rc.data(), a->rd.data(), rt, info_of(rt), false, recv);
+                make_alltoallv(*e, *c.slot, comm, send, recv);  // every rank, in the order of the _init calls
+                c.slot->req->pin_tags();
+            });
+        }
+    });
 }
 
 // The reductions as one rank's call sees them: the input, in_n elements at sbuf (in place: at rbuf), and the
@@ -966,7 +1065,8 @@ int launch_reduction(Fn f, const Call& k, Entry& en, const ReductionCall& c, con
         return run_reduction(Go{f, comm}, en.ti, en.own, c, sbuf, rbuf, t);
     } else {
         const TypeInfo ti = en.ti;
-        return start_collplan<K>(f, comm, k, en, t, [=](CollRequest& r) {
+        MPI_Op op = en.shape.op;
+        return start_collplan<K>(f, comm, k, en, Uses{MPI_DATATYPE_NULL, t, op}, [=](CollRequest& r) {
             const Go g{f, comm, &r};
             return none ? go_nothing(g) : run_reduction(g, ti, *r.slot, c, sbuf, rbuf, t);
         });
@@ -979,15 +1079,17 @@ template <Fn f, Kind K, class Count>
                                      MPI_Comm comm, const Call& k = {}) {
     auto native = [&] { return native_reduction<K>(f, k, root, sbuf, rbuf, count, t, op, comm); };
     if (!g_active[f]) return count_native(f, nullptr, K), native();
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native();
-    const uint64_t n = static_cast<uint64_t>(count);
-    Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
-    const bool recv_here = f != kReduce || ce->rank == root;  // reduce: the receive buffer is the root's alone
-    if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f, K), native();
-    if (!en->use) return count_native(f, en, K), native();
-    return launch_reduction<K>(f, k, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
+        const uint64_t n = static_cast<uint64_t>(count);
+        Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
+        const bool recv_here = f != kReduce || ce->rank == root;  // reduce: the receive buffer is the root's alone
+        if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f, K), native();
+        if (!en->use) return count_native(f, en, K), native();
+        return launch_reduction<K>(f, k, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
+    });
 }
 
 // The entry of a reduce_scatter of the counts in CommEntry::key (`total` elements), datatype and operation.
@@ -1014,19 +1116,21 @@ template <Kind K, class Count>
     const Fn f = kReduceScatter;
     auto native = [&] { return native_reduce_scatter<K>(k, sbuf, rbuf, counts, t, op, comm); };
     if (!g_active[f]) return count_native(f, nullptr, K), native();
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native();
-    ce->key.assign(counts, counts + ce->P);
-    uint64_t total = 0;
-    for (uint64_t x : ce->key) total += x;
-    Entry* en = reduce_scatter_entry(*ce, total, t, op, comm);
-    ReductionCall c;
-    c.in_place = sbuf == MPI_IN_PLACE;
-    c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
-    if (!c.in_place && sbuf == rbuf && en->bytes > 0) return count_alias(f, K), native();
-    if (!en->use) return count_native(f, en, K), native();
-    return launch_reduction<K>(f, k, *en, c, sbuf, rbuf, t, comm);
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
+        ce->key.assign(counts, counts + ce->P);
+        uint64_t total = 0;
+        for (uint64_t x : ce->key) total += x;
+        Entry* en = reduce_scatter_entry(*ce, total, t, op, comm);
+        ReductionCall c;
+        c.in_place = sbuf == MPI_IN_PLACE;
+        c.in_n = total, c.out_n = ce->key[static_cast<size_t>(ce->rank)];
+        if (!c.in_place && sbuf == rbuf && en->bytes > 0) return count_alias(f, K), native();
+        if (!en->use) return count_native(f, en, K), native();
+        return launch_reduction<K>(f, k, *en, c, sbuf, rbuf, t, comm);
+    });
 }
 
 // Allgatherv runs on the layout its request was made for: the blocks one after the other (Entry::displs). A
@@ -1072,51 +1176,64 @@ template <Kind K, class Count, class Displ>
     const Fn f = kAllgatherv;
     auto native = [&] { return native_allgatherv<K>(k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm); };
     if (!g_active[f]) return count_native(f, nullptr, K), native();
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native();
-    const TypeInfo ri = info_of(rt);
-    const size_t P = static_cast<size_t>(ce->P);
-    ce->key.resize(P);
-    uint64_t total = 0;
-    for (size_t j = 0; j < P; ++j)
-        total += ce->key[j] = static_cast<uint64_t>(rcounts[j]) * static_cast<uint64_t>(ri.size);
-    std::vector<uint64_t> offs;  // the request's displacements, when this call makes it
-    Entry* en = decide_counted(*ce, f, MPI_DATATYPE_NULL, MPI_OP_NULL, total, [&](const Choice& ch) {
-        offs.resize(P);
-        for (size_t j = 1; j < P; ++j) offs[j] = offs[j - 1] + ce->key[j - 1];
-        return allgatherv_init(nullptr, nullptr, ce->key.data(), offs.data(), comm, ch);
-    });
-    if (!offs.empty()) en->displs = std::move(offs);
-    const bool in_place = sbuf == MPI_IN_PLACE;
-    if (!in_place && sbuf == rbuf && total > 0) return count_alias(f, K), native();
-    if (!en->use) return count_native(f, en, K), native();
-    const int me = ce->rank;
-    if constexpr (K == kBlocking) {
-        return run_allgatherv(Go{f, comm}, *en, en->own, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
-    } else {
-        const Entry* e = en;
-        return start_collplan<K>(f, comm, k, *en, rt, [=](CollRequest& r) {
-            return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
+        const TypeInfo ri = info_of(rt);
+        const size_t P = static_cast<size_t>(ce->P);
+        ce->key.resize(P);
+        uint64_t total = 0;
+        for (size_t j = 0; j < P; ++j)
+            total += ce->key[j] = static_cast<uint64_t>(rcounts[j]) * static_cast<uint64_t>(ri.size);
+        std::vector<uint64_t> offs;  // the request's displacements, when this call makes it
+        Entry* en = decide_counted(*ce, f, MPI_DATATYPE_NULL, MPI_OP_NULL, total, [&](const Choice& ch) {
+            offs.resize(P);
+            for (size_t j = 1; j < P; ++j) offs[j] = offs[j - 1] + ce->key[j - 1];
+            return allgatherv_init(nullptr, nullptr, ce->key.data(), offs.data(), comm, ch);
         });
-    }
+        if (!offs.empty()) en->displs = std::move(offs);
+        const bool in_place = sbuf == MPI_IN_PLACE;
+        if (!in_place && sbuf == rbuf && total > 0) return count_alias(f, K), native();
+        if (!en->use) return count_native(f, en, K), native();
+        const int me = ce->rank;
+        const Uses uses{in_place ? MPI_DATATYPE_NULL : st, rt, MPI_OP_NULL};
+        if constexpr (K == kBlocking) {
+            return run_allgatherv(Go{f, comm}, *en, en->own, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
+        } else if constexpr (K == kNonblocking) {
+            const Entry* e = en;
+            return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
+                return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
+            });
+        } else {  // the arrays copied: the program may reuse its own after _init
+            const Entry* e = en;
+            auto a = std::make_shared<const VectorArgs<Count, Displ>>(ce->P, true, nullptr, nullptr, rcounts, displs);
+            return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
+                return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, a->rc.data(),
+                                      a->rd.data(), rt, ri);
+            });
+        }
+    });
 }
 
 template <Kind K>
 [[gnu::noinline]] int barrier(MPI_Comm comm, const Call& k = {}) {
     const Fn f = kBarrier;
     if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native_barrier<K>(k, comm);
-    MaybeLock lock(g_locking);
-    CommEntry* ce = comm_entry(comm);
-    if (!ce->intra) return count_native(f, nullptr, K), native_barrier<K>(k, comm);
-    Entry* en = decide(*ce, f, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, [&](const Choice& ch) { return barrier_init(comm, ch); });
-    if (!en->use) return count_native(f, en, K), native_barrier<K>(k, comm);
-    if constexpr (K == kBlocking) {
-        return run(comm, f, *en->own.req, nullptr, nullptr);
-    } else {
-        return start_collplan<K>(f, comm, k, *en, MPI_DATATYPE_NULL,
-                                 [=](CollRequest& r) { return go(Go{f, comm, &r}, *r.slot, nullptr, nullptr); });
-    }
+    return guarded(f, comm, k, [&]() -> int {
+        MaybeLock lock(g_locking);
+        CommEntry* ce = comm_entry(comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native_barrier<K>(k, comm);
+        Entry* en = decide(*ce, f, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
+                           [&](const Choice& ch) { return barrier_init(comm, ch); });
+        if (!en->use) return count_native(f, en, K), native_barrier<K>(k, comm);
+        if constexpr (K == kBlocking) {
+            return run(comm, f, *en->own.req, nullptr, nullptr);
+        } else {
+            return start_collplan<K>(f, comm, k, *en, Uses{},
+                                     [=](CollRequest& r) { return go(Go{f, comm, &r}, *r.slot, nullptr, nullptr); });
+        }
+    });
 }
 
 // ------------------------------------------------------------------------------------- init and finalize
@@ -1139,6 +1256,7 @@ void after_init(int provided) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
     for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f] || config().verbose;
+    for (int f = 0; f < kNumFn; ++f) g_forget = g_forget || g_active[f];
     if (!config().wisdom_error.empty() && rank == 0)
         std::fprintf(stderr, "collplan: warning: %s; the MPI library's collectives run instead\n",
                      config().wisdom_error.c_str());
@@ -1187,6 +1305,22 @@ void before_finalize() {
     g_last_comm = nullptr, g_last_comm_key = 0;
     for (bool& a : g_active) a = false;
 }
+
+}  // namespace
+}  // namespace collplan::mpi
+
+namespace collplan::mpi::pmpi {
+// The program frees t or op: the decisions keyed by the handle go (a later datatype or operation may get it).
+void forget_handle(MPI_Datatype t, MPI_Op op) {
+    g_comms.for_each([&](CommEntry& ce) {
+        ce.shapes.forget(t, op);
+        ce.counted.forget(t, op);
+    });
+}
+}  // namespace collplan::mpi::pmpi
+
+namespace collplan::mpi {
+namespace {
 
 }  // namespace
 }  // namespace collplan::mpi

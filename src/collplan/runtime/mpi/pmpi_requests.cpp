@@ -23,6 +23,7 @@
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
 // "Non-blocking and persistent collectives").
 #include "collplan/runtime/mpi/pmpi_requests.hpp"
+#include "collplan/runtime/mpi/datatype.hpp"
 
 #include <sched.h>
 
@@ -39,6 +40,7 @@ namespace collplan::mpi::pmpi {
 
 bool g_locking = false;
 std::recursive_mutex g_mu;
+bool g_forget = false;
 
 namespace {
 
@@ -145,8 +147,77 @@ int request_error(CollRequest& c, int error, const char* what) {
     return error;
 }
 
+// ------------------------------------------------------------------------------------------------- holds
+// Held datatypes and operations (pmpi_requests.hpp, hold()): by handle, the number of requests holding it and
+// whether the program has freed it. Few at a time: a flat list.
+struct Held {
+    uint64_t key;
+    MPI_Datatype type;
+    MPI_Op op;
+    int refs;
+    bool freed;
+};
+std::vector<Held>& g_held = *new std::vector<Held>;
+
+template <class H>
+uint64_t key_of(H h) {
+    uint64_t k = 0;
+    std::memcpy(&k, &h, sizeof(h) < sizeof(k) ? sizeof(h) : sizeof(k));
+    return k;
+}
+
+Held* held(uint64_t key, bool is_type) {
+    for (Held& h : g_held)
+        if (h.key == key && (h.type != MPI_DATATYPE_NULL) == is_type) return &h;
+    return nullptr;
+}
+
+void take(MPI_Datatype t, MPI_Op op) {
+    const bool is_type = t != MPI_DATATYPE_NULL;
+    const uint64_t key = is_type ? key_of(t) : key_of(op);
+    if (Held* h = held(key, is_type)) ++h->refs;
+    else g_held.push_back(Held{key, t, op, 1, false});
+}
+
+// Lets one hold of c go; the program freed the object and nothing else holds it: freed now.
+void let_go(MPI_Datatype t, MPI_Op op) {
+    const bool is_type = t != MPI_DATATYPE_NULL;
+    Held* h = held(is_type ? key_of(t) : key_of(op), is_type);
+    if (!h || --h->refs > 0) return;
+    const bool freed = h->freed;
+    *h = g_held.back();
+    g_held.pop_back();
+    if (!freed) return;
+    if (is_type) PMPI_Type_free(&t);
+    else PMPI_Op_free(&op);
+}
+
+void release_holds(CollRequest& c) {
+    for (MPI_Datatype& t : c.types)
+        if (t != MPI_DATATYPE_NULL) let_go(t, MPI_OP_NULL), t = MPI_DATATYPE_NULL;
+    if (c.op != MPI_OP_NULL) let_go(MPI_DATATYPE_NULL, c.op), c.op = MPI_OP_NULL;
+}
+
+bool predefined_type(MPI_Datatype t) {
+    if (t == MPI_DATATYPE_NULL) return true;
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED;
+}
+
+// A free the program asks for: deferred while a request holds the object (its handle becomes null at once).
+template <class H>
+bool defer_free(H* h) {
+    constexpr bool is_type = std::is_same_v<H, MPI_Datatype>;
+    Held* x = g_held.empty() ? nullptr : held(key_of(*h), is_type);
+    if (!x) return false;
+    x->freed = true;
+    *h = is_type ? H(MPI_DATATYPE_NULL) : H(MPI_OP_NULL);
+    return true;
+}
+
 // The record is free again; it keeps its decision and slot for the next request of the same decision.
 void destroy(CollRequest* c) {
+    release_holds(*c);
     c->live = false;
     add_live(-1);
     if (c->slot && c->slot->req && c->slot->req->active()) c->slot.reset();  // (a run that never ended: not reused)
@@ -408,7 +479,14 @@ void running(CollRequest& c) {
 }
 
 void complete(CollRequest& c) {
-    if (c.finish && c.error == MPI_SUCCESS) c.finish();
+    if (c.finish && c.error == MPI_SUCCESS) {
+        try {
+            c.finish();
+        } catch (const std::exception& e) {  // (unpacking into the program's buffers: an MPI error)
+            run_failed(c, e);
+            PMPI_Comm_call_errhandler(c.comm, c.error);
+        }
+    }
     c.finish = nullptr;
     c.state = CollRequest::signalled;
     if (c.user_freed) destroy(&c);  // the program holds no handle
@@ -421,6 +499,13 @@ void fail(CollRequest& c, int error) {
 }
 
 void discard(CollRequest* c) { destroy(c); }
+
+void hold(CollRequest& c, MPI_Datatype send_type, MPI_Datatype recv_type, MPI_Op op) {
+    MPI_Datatype types[2] = {send_type, recv_type == send_type ? MPI_DATATYPE_NULL : recv_type};
+    for (int i = 0; i < 2; ++i)
+        if (!predefined_type(types[i])) take(types[i], MPI_OP_NULL), c.types[i] = types[i];
+    if (op != MPI_OP_NULL && !predefined_op(op)) take(MPI_DATATYPE_NULL, op), c.op = op;
+}
 
 void release_slot(CollRequest& c) {
     if (c.slot && c.pool) c.pool->spare.push_back(std::move(c.slot));
@@ -469,7 +554,13 @@ namespace {
     if (c->state != CollRequest::idle)
         return request_error(*c, MPI_ERR_REQUEST, "MPI_Start: the persistent collective request is active");
     c->state = CollRequest::running;
-    return c->launch(*c);
+    try {
+        return c->launch(*c);
+    } catch (const std::exception& e) {  // an internal error is the call's MPI error, never an abort of the rank
+        run_failed(*c, e);
+        fail(*c, c->error);
+        return c->error;
+    }
 }
 
 [[gnu::noinline]] int wait_slow(MPI_Request* r, MPI_Status* st) {
@@ -852,6 +943,21 @@ int MPI_Request_free(MPI_Request* r) {
     return request_free_slow(r);
 }
 
+// Freeing a datatype or operation that a collplan request still uses: deferred (pmpi_requests.hpp, hold()).
+int MPI_Type_free(MPI_Datatype* t) {
+    if (g_held.empty() && !g_forget) [[likely]] return PMPI_Type_free(t);
+    MaybeLock lock(g_locking);
+    forget_handle(*t, MPI_OP_NULL);
+    return defer_free(t) ? MPI_SUCCESS : PMPI_Type_free(t);
+}
+
+int MPI_Op_free(MPI_Op* op) {
+    if (g_held.empty() && !g_forget) [[likely]] return PMPI_Op_free(op);
+    MaybeLock lock(g_locking);
+    forget_handle(MPI_DATATYPE_NULL, *op);
+    return defer_free(op) ? MPI_SUCCESS : PMPI_Op_free(op);
+}
+
 // Cancelling a collective request is erroneous (MPI 4.1, 6.12 and 6.13): a clear error, the run goes on.
 int MPI_Cancel(MPI_Request* r) {
     if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Cancel(r);
@@ -863,7 +969,7 @@ int MPI_Start(MPI_Request* r) {
     return start_one(r);
 }
 
-// In the order of the array (persistent collectives must be started in the same order on every rank).
+// In the order of the array (collplan's persistent requests may be started in any order: Request::pin_tags).
 int MPI_Startall(int n, MPI_Request reqs[]) {
     if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Startall(n, reqs);
     for (int i = 0; i < n; ++i)

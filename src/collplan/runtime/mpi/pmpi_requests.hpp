@@ -76,7 +76,23 @@ struct CollRequest {
     std::shared_ptr<void> owner;            // keeps the decision (pmpi.cpp's Entry) alive
     std::function<void()> finish;           // after the schedule: copy out of staging into the program's buffers
     std::function<int(CollRequest&)> launch;  // persistent: what MPI_Start runs
+    // The derived datatypes and user operation the request uses (null where predefined or none): held from the
+    // call until the request is freed (hold()).
+    MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    MPI_Op op = MPI_OP_NULL;
 };
+
+// MPI lets a program free a derived datatype or a user operation while a non-blocking or persistent operation that
+// uses it is pending: MPI_Type_free and MPI_Op_free only mark it, and it goes when the operation no longer needs
+// it (MPI 4.1, MPI_TYPE_FREE and MPI_OP_FREE). collplan's runs use the handles until their requests are freed (packing, MPI_Reduce_local),
+// so the library interposes both calls: the program's handle becomes null at once, and the object is freed when
+// the last request that holds it lets it go. Predefined handles are not held. (Records of the holds are kept by
+// handle; a held handle cannot be reused by the MPI library, so the key stays unique while it is held.)
+void hold(CollRequest& c, MPI_Datatype send_type, MPI_Datatype recv_type, MPI_Op op);
+// Called when the program frees a datatype or operation (held or not): pmpi.cpp forgets the decisions keyed by the
+// handle (a later object may get the same handle).
+void forget_handle(MPI_Datatype t, MPI_Op op);
+extern bool g_forget;  // some decisions are cached (pmpi.cpp, after MPI_Init): MPI_Type_free/MPI_Op_free call forget_handle
 
 // A new request whose handle goes to *out: non-blocking ones are running (the caller starts the schedule),
 // persistent ones idle.
