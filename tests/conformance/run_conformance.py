@@ -73,6 +73,45 @@ COLLECTIVES["nonblocking"] = ("", tuple(
     n for c, (_, (name, *_)) in COLLECTIVES.items()
     for n in ("MPI_I" + name[4].lower() + name[5:], name + "_init")))
 
+
+def call_names(collective: str, blocking: bool = True) -> tuple[str, ...]:
+    """The statistics names of a collective's calls: MPI_X and MPI_X_c (blocking), MPI_IX (non-blocking) and
+    MPI_X_init (persistent), as the library prints them."""
+    names = COLLECTIVES[collective][1]
+    base = names[0]
+    return (names if blocking else ()) + ("MPI_I" + base[4].lower() + base[5:], base + "_init")
+
+
+# Programs of several collectives (README.md, "Programs of several collectives"): each lists the collectives it
+# calls, those it calls with a non-commutative user operation, and the communicators it calls them on ("split":
+# MPI_COMM_WORLD, duplicates and the odd/even split, sizes P, ceil(P/2), floor(P/2); "self": MPI_COMM_SELF and
+# duplicates of MPI_COMM_WORLD, sizes 1 and P; "world": duplicates of MPI_COMM_WORLD). Their runs zip the registry's
+# specs of those collectives: at each P, run i sets COLLPLAN_<C> to the i-th of C's specs with distinct schedules
+# that apply at P (cycling the shorter lists), so every applicable algorithm of every collective runs at every P in
+# max(len) runs. The library decides per communicator: where the spec of the run does not apply at one of the
+# communicator sizes, or cannot run the program's operations there (idempotent_only; needs_commutative for a
+# collective called with a non-commutative operation), the MPI library runs those calls. Such a collective is left
+# out of the share and named in CONFORMANCE_NATIVE ("<coll>@<size>,...": the program skips what the MPI library
+# itself gets wrong); the share counts the calls (MPI_X, MPI_X_c, MPI_IX, MPI_X_init) of the others.
+TWELVE = tuple(COLLECTIVES)[:12]
+MULTI_PROGRAMS: dict[str, tuple[tuple[str, ...], frozenset[str], str]] = {
+    "nb_lifetime": (("allreduce", "reduce", "reduce_scatter_block", "allgather", "alltoall", "bcast", "gather",
+                     "scatter"), frozenset({"allreduce", "reduce", "reduce_scatter_block"}), "split"),
+    "pers_order": (TWELVE, frozenset(), "split"),
+    "vgaps": (("allgatherv", "alltoallv", "reduce_scatter"), frozenset(), "split"),
+    "self_inplace": (TWELVE, frozenset(), "self"),
+    "stress": (TWELVE, frozenset(), "world"),
+}
+
+
+def comm_sizes(kind: str, p: int) -> list[int]:
+    sizes = {"split": [p, (p + 1) // 2, p // 2], "self": [p, 1], "world": [p]}[kind]
+    return sorted({q for q in sizes if q >= 1}, reverse=True)
+
+
+for _prog, (_colls, *_) in MULTI_PROGRAMS.items():
+    COLLECTIVES[_prog] = ("", tuple(n for c in _colls for n in call_names(c)))
+
 # Environment for runs of many ranks on few cores (README.md, "MPI settings"); a variable already set wins.
 MPI_TUNING = {
     # Open MPI: the shared-memory transport only (the libfabric BTL's start-up costs ~1 s per launch).
@@ -102,6 +141,11 @@ class Cell:
     schedule: str = ""     # schedule hash ("-": unknown)
     run: Run | None = None
     same_as: str = ""      # spec whose run stands for this cell
+    # programs of several collectives: COLLPLAN_<C> of the run, the statistics names the share counts, and the
+    # collectives the run leaves to the MPI library (CONFORMANCE_NATIVE)
+    choices: dict[str, str] = field(default_factory=dict)
+    calls: tuple[str, ...] = ()
+    native: tuple[str, ...] = ()
 
 
 def list_variants(lister: str, collective: str, ranks: list[int]) -> tuple[list[str], dict[tuple[str, int], Cell]]:
@@ -129,6 +173,83 @@ def list_variants(lister: str, collective: str, ranks: list[int]) -> tuple[list[
     return specs, cells
 
 
+def list_multi(lister: str, program: str, ranks: list[int], no_dedup: bool = False,
+               listing: dict[str, tuple[list[str], dict]] | None = None) -> tuple[list[str], dict[tuple[str, int], Cell]]:
+    """The runs of a program of several collectives: labels #1, #2, ... and one cell per (label, P) with the choice
+    of every collective (see MULTI_PROGRAMS). `listing` (collective -> list_variants' result for P = 1..max(ranks))
+    replaces the lister (self-test)."""
+    colls, noncomm, comm_kind = MULTI_PROGRAMS[program]
+    every_p = list(range(1, max(ranks) + 1))  # the communicators' sizes: sub-communicators are smaller
+    per: dict[str, dict[int, list[Cell]]] = {}
+    first: dict[str, str] = {}
+    all_cells: dict[str, dict] = {}
+    for c in colls:
+        specs, cells = listing[c] if listing else list_variants(lister, c, every_p)
+        first[c], all_cells[c], per[c] = specs[0], cells, {}
+        for p in ranks:
+            seen: set = set()
+            per[c][p] = []
+            for spec in specs:
+                cell = cells.get((spec, p))
+                if cell is None or not cell.applies:
+                    continue
+                key = (cell.flags, cell.schedule) if (not no_dedup and cell.schedule != "-") else ("spec", spec)
+                if key not in seen:
+                    seen.add(key)
+                    per[c][p].append(cell)
+    labels: list[str] = []
+    out: dict[tuple[str, int], Cell] = {}
+    for p in ranks:
+        n = max([len(per[c][p]) for c in colls] + [1])
+        for i in range(n):
+            label = f"#{i + 1}"
+            if label not in labels:
+                labels.append(label)
+            choices, calls, native = {}, [], []
+            for c in colls:
+                avail = per[c][p]
+                spec = avail[i % len(avail)].spec if avail else first[c]  # none applies at P: the first stands
+                choices[COLLECTIVES[c][0]] = spec
+                left, counted = [], True
+                for q in comm_sizes(comm_kind, p):
+                    cq = all_cells[c].get((spec, q))
+                    if cq is None or not cq.applies or cq.flags == "idempotent_only":
+                        left.append(q)
+                    elif cq.flags == "needs_commutative" and c in noncomm:
+                        counted = False
+                native += [f"{c}@{q}" for q in left]
+                if counted and not left:
+                    calls.extend(call_names(c))
+            out[(label, p)] = Cell(label, p, True, schedule="-", choices=choices, calls=tuple(calls),
+                                   native=tuple(native))
+    return labels, out
+
+
+def multi_given(program: str, text: str, ranks: list[int]) -> tuple[list[str], dict[tuple[str, int], Cell]]:
+    """--specs of a program of several collectives: 'coll=spec,coll=spec' sets (the collectives not named are left
+    unset: the MPI library runs them), each run as given at every P; the share counts the collectives named."""
+    colls = MULTI_PROGRAMS[program][0]
+    labels, cells = [], {}
+    for item in (t for t in text.split(";") if t):
+        choices, calls = {}, []
+        for kv in item.split(","):
+            c, _, spec = kv.partition("=")
+            if c not in colls or not spec:
+                raise SystemExit(f"run_conformance: '{kv}' in --specs: want <collective>=<spec> with a collective of "
+                                 f"{program}: {', '.join(colls)}")
+            choices[COLLECTIVES[c][0]] = spec
+            calls.extend(call_names(c))
+        labels.append(item)
+        native = tuple(c for c in colls if COLLECTIVES[c][0] not in choices)  # all sizes
+        for p in ranks:
+            cells[(item, p)] = Cell(item, p, True, schedule="-", choices=choices, calls=tuple(calls), native=native)
+    return labels, cells
+
+
+def choices_text(cell: Cell) -> str:
+    return " ".join(f"{k[len('COLLPLAN_'):].lower()}={v}" for k, v in cell.choices.items())
+
+
 # ---- running -------------------------------------------------------------------------------------------------
 @dataclass
 class Run:
@@ -148,6 +269,7 @@ class Run:
     tail: str = ""
     command: str = ""
     retries: int = 0       # launches that failed before the program started (e.g. PMIx could not start)
+    detail: str = ""       # programs of several collectives: the run's choices ("allreduce=ring bcast=...")
 
     @property
     def share(self) -> float | None:
@@ -280,6 +402,7 @@ class Runner:
     def __init__(self, args: argparse.Namespace, abi: str, collective: str, program: str):
         self.args, self.abi, self.collective, self.program = args, abi, collective, program
         self.var, self.calls = COLLECTIVES[collective]
+        self.multi: dict[tuple[str, int], Cell] = {}  # programs of several collectives: (label, P) -> its cell
         env = {k: v for k, v in os.environ.items() if not k.startswith("COLLPLAN_")}
         if not args.no_mpi_tuning:
             for k, v in MPI_TUNING.get(abi, {}).items():
@@ -302,9 +425,20 @@ class Runner:
             cmd.append("--oversubscribe")
         if spec:
             value = "native" if self.args.time_as_native else spec
-            choices = {self.var: value} if self.var else {
-                k: "native" if self.args.time_as_native else v for k, v in NONBLOCKING_SETS[spec].items()}
-            cmd += ["env", f"LD_PRELOAD={self.args.lib}", *(f"{k}={v}" for k, v in choices.items()), "COLLPLAN_STATS=1"]
+            extra = []
+            if (spec, ranks) in self.multi:
+                cell = self.multi[(spec, ranks)]
+                choices = dict(cell.choices)
+                if cell.native:
+                    extra.append(f"CONFORMANCE_NATIVE={','.join(cell.native)}")
+            elif self.var:
+                choices = {self.var: value}
+            else:
+                choices = dict(NONBLOCKING_SETS[spec])
+            if self.args.time_as_native:
+                choices = {k: "native" for k in choices}
+            cmd += ["env", f"LD_PRELOAD={self.args.lib}", *(f"{k}={v}" for k, v in choices.items()), *extra,
+                    "COLLPLAN_STATS=1"]
         return cmd + [self.program]
 
     def run(self, spec: str, ranks: int) -> Run:
@@ -330,11 +464,15 @@ class Runner:
                 break
             run.retries += 1
             time.sleep(0.5)
-        analyse(run, rc, out, self.calls, os.path.basename(self.program))
+        cell = self.multi.get((spec, ranks))
+        analyse(run, rc, out, cell.calls if cell else self.calls, os.path.basename(self.program))
+        if cell:
+            run.detail = choices_text(cell)
         with self.lock:
             self.timeouts += run.status == "TIMEOUT"
         if self.args.verbose:
-            print(f"  {run.status:7s} {run.seconds:5.2f}s P={ranks} {spec or 'native'} {run.why}", flush=True)
+            print(f"  {run.status:7s} {run.seconds:5.2f}s P={ranks} {spec or 'native'} {run.why}"
+                  + (f" [{run.detail}]" if run.detail and run.status != "pass" else ""), flush=True)
         return run
 
     def run_all(self, jobs: list[tuple[str, int]]) -> list[Run]:
@@ -381,6 +519,8 @@ def cell_text(cell: Cell, min_share: float | None) -> str:
 
 
 def share_enforced(cell: Cell) -> bool:
+    if cell.choices and not cell.calls:  # several collectives, none of which the share counts in this run
+        return False
     return cell.applies and cell.flags != "idempotent_only"
 
 
@@ -394,15 +534,23 @@ def share_ok(cell: Cell, min_share: float | None) -> bool:
 def run_program(args: argparse.Namespace, abi: str, program: str, collective: str) -> tuple[bool, str, dict]:
     ranks = args.ranks
     t0 = time.monotonic()
-    specs, cells = list_variants(args.lister, collective, ranks)
-    if args.specs:
+    multi = collective in MULTI_PROGRAMS
+    if multi and args.specs and "=" in args.specs:
+        specs, cells = multi_given(collective, args.specs, ranks)
+    elif multi:
+        specs, cells = list_multi(args.lister, collective, ranks, args.no_dedup)
+    else:
+        specs, cells = list_variants(args.lister, collective, ranks)
+    if args.specs and not (multi and "=" in args.specs):
         wanted = [s for s in args.specs.split(";") if s]
         cells = {k: c for k, c in cells.items() if k[0] in wanted}
-        for extra in (w for w in wanted if w not in specs):  # not from the registry's sweeps: run as given
+        for extra in (w for w in wanted if w not in specs and not multi):  # not from the registry: run as given
             for p in ranks:
                 cells[(extra, p)] = Cell(extra, p, True, schedule="-")
         specs = [s for s in specs if s in wanted] + [w for w in wanted if w not in specs]
     runner = Runner(args, abi, collective, program)
+    if multi:
+        runner.multi = cells
     name = os.path.basename(program)
     print(f"conformance: {name} ({collective}) under {abi}: {len(specs)} specs x P={args.ranks_text}", flush=True)
 
@@ -441,13 +589,14 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
             problems.append(f"native P={r.ranks}: {r.status} {r.why}")
     for r in results:
         if r.status in ("FAIL", "TIMEOUT"):
-            problems.append(f"{r.spec} P={r.ranks}: {r.status} {r.why}")
+            problems.append(f"{r.spec} P={r.ranks}: {r.status} {r.why}" + (f" [{r.detail}]" if r.detail else ""))
     unrun = [f"{'native' if r in natives else r.spec} P={r.ranks}: {r.why}" for r in natives + results if r.status == "skip"]
     low = [c for c in cells.values() if c.same_as == "" and c.run and not share_ok(c, args.min_share)]
     for c in low:
         share = c.run.share if c.run.has_stats else None
         problems.append(f"{c.spec} P={c.ranks}: collplan ran "
-                        f"{'no' if not share else f'{share:.0%} of the'} calls (--min-share {args.min_share:.0%})")
+                        f"{'no' if not share else f'{share:.0%} of the'} calls (--min-share {args.min_share:.0%})"
+                        + (f" [{choices_text(c)}]" if c.choices else ""))
     ok = not problems
 
     # table
@@ -514,14 +663,17 @@ def run_program(args: argparse.Namespace, abi: str, program: str, collective: st
     return ok, md, summary
 
 
-COMMS = ("world", "dup", "split-odd-even", "split-reversed", "cart-periodic", "cart-open")
+COMMS = ("world", "dup", "split-odd-even", "split-reversed", "cart-periodic", "cart-open", "self")
 
 
 def case_family(case: str) -> tuple[str, str]:
-    """'mixed/double/n=61/inplace/dup' -> ('mixed/double/inplace', 'dup')"""
+    """'mixed/double/n=61/inplace/dup' -> ('mixed/double/inplace', 'dup'); the sizes, roots, operation numbers and
+    seeds of the later programs go too: 'op17/allgather/dup2/n4/root1/seed5' -> ('allgather', 'dup')"""
     parts = case.split("/")
     comm = parts.pop() if parts and parts[-1] in COMMS else ""
-    parts = [p for p in parts if not re.fullmatch(r"(n|count)=\d+", p)]
+    if not comm and any(re.fullmatch(r"dup\d+", p) for p in parts):
+        comm = "dup"
+    parts = [p for p in parts if not re.fullmatch(r"(n|count)=\d+|(n|root|op|seed|dup|block)\d+", p)]
     return "/".join(parts), comm
 
 
@@ -552,6 +704,8 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
            "", "```", table, "```", ""]
     if never:
         out += [f"Never applicable for P in {args.ranks_text}: {', '.join(never)}.", ""]
+    if collective in MULTI_PROGRAMS and any(c.choices for c in cells.values()):
+        out += multi_summary(args.ranks, cells)
     timed = [r for r in natives + results if r.status != "skip"]
     if timed:
         out += ["Seconds per run (launch included), by P: " + "; ".join(
@@ -575,6 +729,7 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
         for r in bad:
             same = sorted({c.spec for c in cells.values() if c.same_as == r.spec and c.ranks == r.ranks})
             out.append(f"- **{r.spec or 'native'} P={r.ranks}**: {r.status} ({r.seconds:.1f} s) {r.why}"
+                       + (f" -- choices: `{r.detail}`" if r.detail else "")
                        + (f"; same schedule: {', '.join(same)}" if same else ""))
             if r.failed_cases:
                 more = len(r.failed_cases) - 12
@@ -611,6 +766,28 @@ def markdown(args, abi, name, collective, specs, never, cells, natives, results,
     if problems:
         out += ["### Problems and runs not run", ""] + [f"- {p}" for p in problems] + [""]
     return "\n".join(out)
+
+
+def multi_summary(ranks: list[int], cells: dict[tuple[str, int], Cell]) -> list[str]:
+    """A program of several collectives: runs per P and, per collective, the specs its runs cover at each P (the
+    choices of every run that failed are listed with it)."""
+    out = ["Runs `#i` zip the specs of the program's collectives (README.md, \"Programs of several collectives\"); "
+           "specs per collective and P (the runs per P are the most of any collective):", "",
+           "| collective | " + " | ".join(f"P={p}" for p in ranks) + " |", "|---|" + "---:|" * len(ranks)]
+    at = {p: [c for c in cells.values() if c.ranks == p] for p in ranks}
+    out.append("| (runs) | " + " | ".join(str(len(at[p])) for p in ranks) + " |")
+    variables = list(dict.fromkeys(k for c in cells.values() for k in c.choices))
+    for var in variables:
+        row = []
+        for p in ranks:
+            specs = {c.choices.get(var) for c in at[p]} - {None}
+            coll = var[len("COLLPLAN_"):].lower()
+            left = sum(1 for c in at[p] if f"{coll}@{p}" in c.native or coll in c.native)
+            row.append(f"{len(specs)}" + (f" ({left} nat)" if left else ""))
+        out.append(f"| {var[len('COLLPLAN_'):].lower()} | " + " | ".join(row) + " |")
+    return out + ["", "`(n nat)`: in n of the runs the collective's spec does not apply at P or cannot run the "
+                  "program's operations (the MPI library runs those calls; CONFORMANCE_NATIVE tells the program). "
+                  "Sub-communicators of other sizes are not counted here.", ""]
 
 
 # ---- merge ---------------------------------------------------------------------------------------------------

@@ -923,8 +923,9 @@ int launch_alltoallv(const Go& g, const Entry& en, Slot& s, int P, const void* s
     });
 }
 
-// The count and displacement arrays of a persistent call, copied at _init (the program may reuse its own; in place:
-// the send side is ignored, and may be null).
+// The count and displacement arrays of a non-blocking or persistent vector call, copied at the call: the run reads
+// them again at MPI_Start and at completion, and a program (or a binding such as mpi4py, whose arrays for the
+// MPI_I...v calls are temporaries) need not keep its own. In place: the send side is ignored, and may be null.
 template <class Count, class Displ>
 struct VectorArgs {
     std::vector<Count> sc, rc;
@@ -964,9 +965,11 @@ template <Kind K, class Count, class Displ>
                                     false);
         } else if constexpr (K == kNonblocking) {
             const Entry* e = en;
+            auto a = std::make_shared<const VectorArgs<Count, Displ>>(P, in_place, scounts, sdispls, rcounts, rdispls);
             return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
-                return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, scounts, sdispls, st, rbuf, rcounts,
-                                        rdispls, rt, false);
+                r.args = a;  // (the finish reads them at completion)
+                return launch_alltoallv(Go{f, comm, &r}, *e, *r.slot, P, sbuf, a->sc.data(), a->sd.data(), st, rbuf,
+                                        a->rc.data(), a->rd.data(), rt, false);
             });
         } else {
             const Entry* e = en;
@@ -1200,15 +1203,11 @@ template <Kind K, class Count, class Displ>
         const Uses uses{in_place ? MPI_DATATYPE_NULL : st, rt, MPI_OP_NULL};
         if constexpr (K == kBlocking) {
             return run_allgatherv(Go{f, comm}, *en, en->own, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
-        } else if constexpr (K == kNonblocking) {
-            const Entry* e = en;
-            return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
-                return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
-            });
-        } else {  // the arrays copied: the program may reuse its own after _init
+        } else {  // the arrays copied: they are read again at completion
             const Entry* e = en;
             auto a = std::make_shared<const VectorArgs<Count, Displ>>(ce->P, true, nullptr, nullptr, rcounts, displs);
             return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
+                r.args = a;  // (the finish reads them at completion)
                 return run_allgatherv(Go{f, comm, &r}, *e, *r.slot, me, sbuf, scount, st, rbuf, a->rc.data(),
                                       a->rd.data(), rt, ri);
             });

@@ -222,6 +222,7 @@ void destroy(CollRequest* c) {
     add_live(-1);
     if (c->slot && c->slot->req && c->slot->req->active()) c->slot.reset();  // (a run that never ended: not reused)
     c->finish = nullptr;
+    c->args.reset();
     if (c->persistent) c->launch = nullptr;
     g_free.push_back(c->index);
 }

@@ -76,6 +76,7 @@ struct CollRequest {
     std::shared_ptr<void> owner;            // keeps the decision (pmpi.cpp's Entry) alive
     std::function<void()> finish;           // after the schedule: copy out of staging into the program's buffers
     std::function<int(CollRequest&)> launch;  // persistent: what MPI_Start runs
+    std::shared_ptr<const void> args;       // a vector call's copied count and displacement arrays (until freed)
     // The derived datatypes and user operation the request uses (null where predefined or none): held from the
     // call until the request is freed (hold()).
     MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
