@@ -877,11 +877,83 @@ def self_test() -> int:
             COLLECTIVES["reduce_scatter"][1], "x")
     checks.append(((rs.collplan, rs.native) == (9, 1) and list(rs.reasons) == ["MPI_Reduce_scatter: non-commutative "
                    "operation"], f"reduce_scatter stats: {rs.collplan} {rs.native} {rs.reasons}"))
+    checks += self_test_multi()
     bad = [what for good, what in checks if not good]
     for what in bad:
         print(f"run_conformance self-test: wrong {what}")
     print(f"run_conformance self-test: {len(checks) - len(bad)} of {len(checks)} checks passed")
     return 1 if bad else 0
+
+
+def self_test_multi() -> list[tuple[bool, str]]:
+    """Programs of several collectives: the zip of the specs, the runs' environment and the share's calls, on a
+    made-up listing."""
+    def fake(rows):  # (spec, P, status, hash) as the lister prints them
+        specs, cells = [], {}
+        for spec, p, status, h in rows:
+            if spec not in specs:
+                specs.append(spec)
+            cells[(spec, p)] = (Cell(spec, p, True, flags=status[3:].strip(), schedule=h) if status.startswith("ok")
+                                else Cell(spec, p, False, reason=status[4:]))
+        return specs, cells
+    colls = MULTI_PROGRAMS["nb_lifetime"][0]
+    listing = {c: fake([("only", p, "ok", f"h{p}") for p in range(1, 5)]) for c in colls}
+    listing["allreduce"] = fake([(spec, p, st, h) for p in range(1, 5) for spec, st, h in (
+        ("a", "ok", "x"), ("a2", "ok", "x"),  # the same schedule as a: no run of its own
+        ("b", "ok needs_commutative", "y"), ("c", "ok idempotent_only", "z"),
+        ("d", "ok" if p >= 3 else "n/a too few ranks", "w"))])
+    listing["gather"] = fake([(g, p, "ok" if p != 2 or g == "g1" else "n/a no", f"{g}{p}")
+                              for p in range(1, 5) for g in ("g1", "g2")])
+    labels, cells = list_multi("", "nb_lifetime", [2, 4], listing=listing)
+    at2 = sorted(lb for lb, p in cells if p == 2)
+    c1, c2, c3, c4 = (cells[(f"#{i}", 4)] for i in range(1, 5))
+    checks = [
+        (labels == ["#1", "#2", "#3", "#4"] and at2 == ["#1", "#2", "#3"], f"multi runs {labels} at P=2 {at2}"),
+        ([c.choices["COLLPLAN_ALLREDUCE"] for c in (c1, c2, c3, c4)] == ["a", "b", "c", "d"]
+         and [c.choices["COLLPLAN_GATHER"] for c in (c1, c2, c3, c4)] == ["g1", "g2", "g1", "g2"]
+         and cells[("#2", 2)].choices["COLLPLAN_GATHER"] == "g1", "multi zip of the specs"),
+        (c1.native == () and "MPI_Iallreduce" in c1.calls and "MPI_Gather_init" in c1.calls
+         and "MPI_Allreduce" in c1.calls, f"multi run #1: {c1.native} {c1.calls}"),
+        (c2.native == ("gather@2",) and "MPI_Allreduce_init" not in c2.calls and "MPI_Igather" not in c2.calls
+         and "MPI_Ibcast" in c2.calls, f"multi run #2 (needs_commutative, gather n/a at 2): {c2.native} {c2.calls}"),
+        (c3.native == ("allreduce@4", "allreduce@2") and "MPI_Iallreduce" not in c3.calls,
+         f"multi run #3 (idempotent_only): {c3.native}"),
+        (c4.native == ("allreduce@2", "gather@2"), f"multi run #4: {c4.native}"),
+    ]
+    args = argparse.Namespace(mpirun="mpirun", lib="L.so", time_as_native=False, no_mpi_tuning=True,
+                              skip_cases=None, budget_file=None)
+    runner = Runner(args, "mpich", "nb_lifetime", "prog")
+    runner.multi = cells
+    cmd = runner.command("#4", 4)
+    checks.append(("COLLPLAN_ALLREDUCE=d" in cmd and "COLLPLAN_GATHER=g2" in cmd and "COLLPLAN_BCAST=only" in cmd
+                   and "CONFORMANCE_NATIVE=allreduce@2,gather@2" in cmd and cmd[-1] == "prog"
+                   and "LD_PRELOAD=L.so" in cmd, f"multi command {cmd}"))
+    run = Run("#1", 4)
+    analyse(run, 0, "\n".join(["collplan-stats: MPI_Iallreduce collplan=5 native=1",
+                               "collplan-stats: MPI_Allreduce_init collplan=3 native=0",
+                               "collplan-stats: MPI_Igather collplan=2 native=2",
+                               "collplan-stats: MPI_Ialltoallv collplan=0 native=9",  # not nb_lifetime's
+                               "collplan-stats: native 2 MPI_Gather: datatype has holes",
+                               "conformance nb_lifetime: 10 checks passed"]), c1.calls, "x")
+    checks.append(((run.collplan, run.native) == (10, 3) and run.reasons == {"MPI_Gather: datatype has holes": 2},
+                   f"multi stats {run.collplan} {run.native} {run.reasons}"))
+    run2 = Run("#2", 4)
+    analyse(run2, 0, "collplan-stats: MPI_Igather collplan=0 native=4\nconformance nb_lifetime: 1 checks passed",
+            c2.calls, "x")
+    checks.append((run2.share is None and share_enforced(c2) and not share_enforced(Cell("#9", 4, True, choices={
+        "COLLPLAN_GATHER": "g"})), "multi share of a run whose counted collectives made no call"))
+    given_labels, given = multi_given("vgaps", "allgatherv=ring,alltoallv=async", [3])
+    g = given[("allgatherv=ring,alltoallv=async", 3)]
+    checks.append((g.choices == {"COLLPLAN_ALLGATHERV": "ring", "COLLPLAN_ALLTOALLV": "async"}
+                   and g.native == ("reduce_scatter",) and "MPI_Iallgatherv" in g.calls
+                   and "MPI_Reduce_scatter" not in g.calls, f"--specs of a multi program: {g}"))
+    for prog in MULTI_PROGRAMS:
+        checks.append((guess_collective(f"build/conformance_{prog}") == prog, f"collective of conformance_{prog}"))
+    checks += [(case_family("op17/allgather/dup2/n4/root1/seed5") == ("allgather", "dup"), "case_family of stress"),
+               (case_family("a2av/pers/null/self") == ("a2av/pers/null", "self"), "case_family of self_inplace"),
+               (comm_sizes("split", 5) == [5, 3, 2] and comm_sizes("split", 1) == [1]
+                and comm_sizes("self", 4) == [4, 1], "comm_sizes")]
+    return checks
 
 
 # ---- command line --------------------------------------------------------------------------------------------

@@ -205,13 +205,19 @@ bool predefined_type(MPI_Datatype t) {
 }
 
 // A free the program asks for: deferred while a request holds the object (its handle becomes null at once).
-template <class H>
-bool defer_free(H* h) {
-    constexpr bool is_type = std::is_same_v<H, MPI_Datatype>;
-    Held* x = g_held.empty() ? nullptr : held(key_of(*h), is_type);
+// (Overloads would not do: MPICH's MPI_Datatype and MPI_Op are both int.)
+bool defer_type_free(MPI_Datatype* t) {
+    Held* x = g_held.empty() ? nullptr : held(key_of(*t), true);
     if (!x) return false;
     x->freed = true;
-    *h = is_type ? H(MPI_DATATYPE_NULL) : H(MPI_OP_NULL);
+    *t = MPI_DATATYPE_NULL;
+    return true;
+}
+bool defer_op_free(MPI_Op* op) {
+    Held* x = g_held.empty() ? nullptr : held(key_of(*op), false);
+    if (!x) return false;
+    x->freed = true;
+    *op = MPI_OP_NULL;
     return true;
 }
 
@@ -949,14 +955,14 @@ int MPI_Type_free(MPI_Datatype* t) {
     if (g_held.empty() && !g_forget) [[likely]] return PMPI_Type_free(t);
     MaybeLock lock(g_locking);
     forget_handle(*t, MPI_OP_NULL);
-    return defer_free(t) ? MPI_SUCCESS : PMPI_Type_free(t);
+    return defer_type_free(t) ? MPI_SUCCESS : PMPI_Type_free(t);
 }
 
 int MPI_Op_free(MPI_Op* op) {
     if (g_held.empty() && !g_forget) [[likely]] return PMPI_Op_free(op);
     MaybeLock lock(g_locking);
     forget_handle(MPI_DATATYPE_NULL, *op);
-    return defer_free(op) ? MPI_SUCCESS : PMPI_Op_free(op);
+    return defer_op_free(op) ? MPI_SUCCESS : PMPI_Op_free(op);
 }
 
 // Cancelling a collective request is erroneous (MPI 4.1, 6.12 and 6.13): a clear error, the run goes on.
