@@ -128,7 +128,7 @@ Plan::Plan(MPI_Comm comm, std::shared_ptr<const Schedule> s, const CallShape& sh
 Plan::~Plan() {
     if (finalized()) return;
     for (Node& n : nodes_)
-        if (n.dtype != MPI_DATATYPE_NULL) MPI_Type_free(&n.dtype);
+        if (n.dtype != MPI_DATATYPE_NULL) PMPI_Type_free(&n.dtype);  // (collplan's own: never held by the PMPI library)
 }
 
 void Plan::build_message(Node& n, uint32_t begin, uint32_t end) {

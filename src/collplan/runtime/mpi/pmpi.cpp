@@ -252,11 +252,18 @@ struct ShapeList {
         last = items.size() - 1;
         return items.back().get();
     }
-    // Drops the entries keyed by datatype t or operation op.
-    void forget(MPI_Datatype t, MPI_Op op) {
-        std::erase_if(items, [&](const std::shared_ptr<Entry>& e) {
-            return (t != MPI_DATATYPE_NULL && e->shape.type == t) || (op != MPI_OP_NULL && e->shape.op == op);
-        });
+    // Moves the entries keyed by datatype t or operation op to `gone` (destroyed by the caller, after every list is
+    // done: an entry's requests free MPI objects).
+    void forget(MPI_Datatype t, MPI_Op op, std::vector<std::shared_ptr<Entry>>& gone) {
+        for (size_t i = 0; i < items.size();) {
+            const Shape& s = items[i]->shape;
+            if ((t != MPI_DATATYPE_NULL && s.type == t) || (op != MPI_OP_NULL && s.op == op)) {
+                gone.push_back(std::move(items[i]));
+                items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
+            } else {
+                ++i;
+            }
+        }
         last = 0;
     }
     // Drops the entry `find` returned last (its datatype handle now names another type); returns null.
@@ -1311,9 +1318,10 @@ void before_finalize() {
 namespace collplan::mpi::pmpi {
 // The program frees t or op: the decisions keyed by the handle go (a later datatype or operation may get it).
 void forget_handle(MPI_Datatype t, MPI_Op op) {
+    std::vector<std::shared_ptr<Entry>> gone;
     g_comms.for_each([&](CommEntry& ce) {
-        ce.shapes.forget(t, op);
-        ce.counted.forget(t, op);
+        ce.shapes.forget(t, op, gone);
+        ce.counted.forget(t, op, gone);
     });
 }
 }  // namespace collplan::mpi::pmpi
