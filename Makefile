@@ -63,7 +63,7 @@ test-cpp: $(VENV)/.deps $(MPI_STAMPS)
 # both MPIs, P = 1..8; it also runs in test-cpp's ctest); the report goes to build/conformance-report.md.
 .PHONY: conformance
 CONFORMANCE_PROGRAMS := allreduce allgather alltoall alltoallv barrier bcast reduce reduce_scatter_block \
-	reduce_scatter allgatherv gather scatter
+	reduce_scatter allgatherv gather scatter nonblocking nb_lifetime pers_order vgaps self_inplace stress
 conformance: $(VENV)/.deps $(MPI_STAMPS)
 	$(VENV)/bin/cmake -S . -B build/cpp -G Ninja -DCOLLPLAN_PYTHON=OFF -DCOLLPLAN_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCOLLPLAN_MPI_HOMES="$(MPI_HOMES)"

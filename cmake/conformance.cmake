@@ -16,6 +16,18 @@ set(conformance_rank_subset 1-4,7,8)
 # nonblocking.c: the non-blocking and persistent versions of all twelve, under two fixed sets of choices
 # (run_conformance.py NONBLOCKING_SETS), at every P = 1..8 (3-6 s per MPI).
 list(APPEND COLLPLAN_CONFORMANCE_PROGRAMS nonblocking)
+# The programs of several collectives (tests/conformance/README.md, "Programs of several collectives"): freed ops
+# and datatypes under pending requests, the start order of persistent requests, v-collectives into buffers with
+# gaps, in place on MPI_COMM_SELF, a seeded random stress of the non-blocking ones. Each runs under the zip of the
+# specs of the collectives it calls (max over those collectives of the distinct applicable schedules at P: up to 30
+# runs per P), so each at the P that matter for it (README.md, "Time"); -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS=
+# "--ranks;1-8" runs them all at every P.
+list(APPEND COLLPLAN_CONFORMANCE_PROGRAMS nb_lifetime pers_order vgaps self_inplace stress)
+set(conformance_ranks_nb_lifetime 1-4,8)
+set(conformance_ranks_pers_order 2-4,8)
+set(conformance_ranks_vgaps 1-8)
+set(conformance_ranks_self_inplace 1,3,8)
+set(conformance_ranks_stress 2-4,8)
 # --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
 # -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
 set(conformance_args --jobs 3 --timeout 30 --max-timeouts 3 --budget 720)
@@ -40,6 +52,8 @@ foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)
   set(prog_ranks "")
   if(prog IN_LIST COLLPLAN_CONFORMANCE_RANK_SUBSET)
     set(prog_ranks --ranks ${conformance_rank_subset})
+  elseif(DEFINED conformance_ranks_${prog})
+    set(prog_ranks --ranks ${conformance_ranks_${prog}})
   endif()
   add_executable(conformance_${prog}_${abi} tests/conformance/${prog}.c)
   set_target_properties(conformance_${prog}_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11

@@ -24,6 +24,10 @@ Not every (spec, P) cell is its own mpirun (see README.md, "What runs"):
   - the share is not enforced for schedules that are correct only for idempotent operations (the program's
     sums must fall back) or in cells where the algorithm does not apply.
 
+Programs that call several collectives (MULTI_PROGRAMS: nb_lifetime, pers_order, vgaps, self_inplace, stress) run
+under the zip of those collectives' specs instead: at each P, run #i sets every COLLPLAN_<C> to the i-th of C's
+applicable specs with distinct schedules, cycling the shorter lists (README.md, "Programs of several collectives").
+
 Standard library only. `--merge OUT REPORT...` joins reports into one with a summary table (make conformance).
 """
 from __future__ import annotations
