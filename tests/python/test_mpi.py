@@ -145,6 +145,24 @@ def test_pmpi_with_mpi4py(abi):
 
 
 @pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("allgatherv,alltoallv", [("ring", "async"), ("bruck", "linear_permutation")])
+def test_pmpi_vector_edges_with_mpi4py(abi, allgatherv, alltoallv):
+    """mpi4py's count arrays live only during the call: the library keeps copies for MPI_Iallgatherv (gaps in the
+    receive buffer), MPI_Ialltoallv and the persistent vector calls (in place on MPI_COMM_SELF); before, the
+    finish read freed arrays (wrong values, truncation) and MPI_Start an uncaught collplan::Error (abort)."""
+    lib = cmpi.pmpi_library(abi)
+    script = str(ROOT / "tests" / "mpi" / "pmpi_mpi4py_vector.py")
+    env = {"COLLPLAN_STATS": "1", "COLLPLAN_ALLGATHERV": allgatherv, "COLLPLAN_ALLTOALLV": alltoallv}
+    r = mpirun(abi, 3, ["env", f"LD_PRELOAD={lib}", sys.executable, script], env)
+    assert r.returncode == 0 and "pmpi_mpi4py_vector: all checks passed" in r.stdout, r.stdout + r.stderr
+    ran = {m.group(1): (int(m.group(2)), int(m.group(3)))
+           for m in re.finditer(r"collplan-stats: (MPI_\w+) collplan=(\d+) native=(\d+)", r.stderr)}
+    for fn, calls in (("MPI_Iallgatherv", 6), ("MPI_Allgatherv_init", 18), ("MPI_Ialltoallv", 3),
+                      ("MPI_Alltoallv_init", 18)):
+        assert ran.get(fn) == (calls, 0), (fn, ran, r.stderr)
+
+
+@pytest.mark.parametrize("abi", ABIS)
 def test_pmpi_wisdom_and_fallback(abi, tmp_path):
     wisdom = tmp_path / "wisdom.json"
     wisdom.write_text(json.dumps({"format": "collplan-wisdom/1", "entries": [
