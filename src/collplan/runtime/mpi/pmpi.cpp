@@ -690,7 +690,8 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
         *k.request = MPI_REQUEST_NULL;
         return run_failed(comm, f, e);
     }
-    hold(*c, uses.send, uses.recv, uses.op);
+    auto derived = [](MPI_Datatype t) { return t != MPI_DATATYPE_NULL && !info_of(t).predefined ? t : MPI_DATATYPE_NULL; };
+    hold(*c, derived(uses.send), derived(uses.recv), uses.op != MPI_OP_NULL && !predefined_op(uses.op) ? uses.op : MPI_OP_NULL);
     if constexpr (K == kPersistent) {
         c->launch = std::move(launch);
         return MPI_SUCCESS;

@@ -23,7 +23,6 @@
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
 // "Non-blocking and persistent collectives").
 #include "collplan/runtime/mpi/pmpi_requests.hpp"
-#include "collplan/runtime/mpi/datatype.hpp"
 
 #include <sched.h>
 
@@ -196,12 +195,6 @@ void release_holds(CollRequest& c) {
     for (MPI_Datatype& t : c.types)
         if (t != MPI_DATATYPE_NULL) let_go(t, MPI_OP_NULL), t = MPI_DATATYPE_NULL;
     if (c.op != MPI_OP_NULL) let_go(MPI_DATATYPE_NULL, c.op), c.op = MPI_OP_NULL;
-}
-
-bool predefined_type(MPI_Datatype t) {
-    if (t == MPI_DATATYPE_NULL) return true;
-    int ni = 0, na = 0, nd = 0, combiner = 0;
-    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED;
 }
 
 // A free the program asks for: deferred while a request holds the object (its handle becomes null at once).
@@ -510,8 +503,8 @@ void discard(CollRequest* c) { destroy(c); }
 void hold(CollRequest& c, MPI_Datatype send_type, MPI_Datatype recv_type, MPI_Op op) {
     MPI_Datatype types[2] = {send_type, recv_type == send_type ? MPI_DATATYPE_NULL : recv_type};
     for (int i = 0; i < 2; ++i)
-        if (!predefined_type(types[i])) take(types[i], MPI_OP_NULL), c.types[i] = types[i];
-    if (op != MPI_OP_NULL && !predefined_op(op)) take(MPI_DATATYPE_NULL, op), c.op = op;
+        if (types[i] != MPI_DATATYPE_NULL) take(types[i], MPI_OP_NULL), c.types[i] = types[i];
+    if (op != MPI_OP_NULL) take(MPI_DATATYPE_NULL, op), c.op = op;
 }
 
 void release_slot(CollRequest& c) {

@@ -87,7 +87,8 @@ struct CollRequest {
 // uses it is pending: MPI_Type_free and MPI_Op_free only mark it, and it goes when the operation no longer needs
 // it (MPI 4.1, MPI_TYPE_FREE and MPI_OP_FREE). collplan's runs use the handles until their requests are freed (packing, MPI_Reduce_local),
 // so the library interposes both calls: the program's handle becomes null at once, and the object is freed when
-// the last request that holds it lets it go. Predefined handles are not held. (Records of the holds are kept by
+// the last request that holds it lets it go. The caller passes only derived datatypes and user operations (null
+// for the rest). (Records of the holds are kept by
 // handle; a held handle cannot be reused by the MPI library, so the key stays unique while it is held.)
 void hold(CollRequest& c, MPI_Datatype send_type, MPI_Datatype recv_type, MPI_Op op);
 // Called when the program frees a datatype or operation (held or not): pmpi.cpp forgets the decisions keyed by the
