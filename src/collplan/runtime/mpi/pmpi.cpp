@@ -218,6 +218,7 @@ struct Entry : std::enable_shared_from_this<Entry> {
     Shape shape;
     bool use = false;
     bool fixed = false;             // the shape's datatype is predefined: `ti` never changes
+    bool user_op = false;           // the shape's operation is a user-defined one (a request holds it)
     TypeInfo ti;                    // the shape's datatype
     uint64_t bytes = 0;             // the decision's bytes (allgatherv, reduce_scatter: in all); 0: nothing moves
     Choice choice;                  // alltoallv: a request is made per call (the count matrix changes)
@@ -390,6 +391,7 @@ std::unique_ptr<Entry> new_entry(CommEntry& ce, const Shape& shape, uint64_t byt
     const Fn f = shape.fn;
     auto en = std::make_unique<Entry>();
     en->shape = shape;
+    en->user_op = shape.op != MPI_OP_NULL && !predefined_op(shape.op);
     en->bytes = bytes;
     std::string why;
     if (choose(f, ce.P, bytes, shape.op, en->choice, why)) {
@@ -644,12 +646,17 @@ std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) 
     }
 }
 
-// The datatypes and operation a call's run uses, held by its request for its whole life (pmpi_requests.hpp, hold()):
-// null where the call does not use one (MPI_IN_PLACE, arguments significant only at the root elsewhere).
+// The derived datatypes and user operation a call's run uses, held by its request for its whole life
+// (pmpi_requests.hpp, hold()): null where predefined, or where the call does not use one (MPI_IN_PLACE, arguments
+// significant only at the root elsewhere). `remake`: the datatype a reduction's request is made for.
 struct Uses {
-    MPI_Datatype send = MPI_DATATYPE_NULL, recv = MPI_DATATYPE_NULL;  // recv: also the reductions' datatype
+    MPI_Datatype send = MPI_DATATYPE_NULL, recv = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
+    MPI_Datatype remake = MPI_DATATYPE_NULL;
 };
+
+// t where a request must hold it (a derived datatype), else null.
+MPI_Datatype derived(MPI_Datatype t) { return t != MPI_DATATYPE_NULL && !info_of(t).predefined ? t : MPI_DATATYPE_NULL; }
 
 struct NoPrepare {
     void operator()(CollRequest&) const {}
@@ -678,7 +685,7 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
         if (c->slot && f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
         if (!c->slot) {
             c->slot = std::make_unique<Slot>();
-            c->slot->req = remake(en, comm, uses.recv);
+            c->slot->req = remake(en, comm, uses.remake);
         }
         if (c->slot->req) {
             if constexpr (K == kPersistent) c->slot->req->pin_tags();
@@ -690,8 +697,8 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
         *k.request = MPI_REQUEST_NULL;
         return run_failed(comm, f, e);
     }
-    auto derived = [](MPI_Datatype t) { return t != MPI_DATATYPE_NULL && !info_of(t).predefined ? t : MPI_DATATYPE_NULL; };
-    hold(*c, derived(uses.send), derived(uses.recv), uses.op != MPI_OP_NULL && !predefined_op(uses.op) ? uses.op : MPI_OP_NULL);
+    if (uses.send != MPI_DATATYPE_NULL || uses.recv != MPI_DATATYPE_NULL || uses.op != MPI_OP_NULL) [[unlikely]]
+        hold(*c, uses.send, uses.recv, uses.op);
     if constexpr (K == kPersistent) {
         c->launch = std::move(launch);
         return MPI_SUCCESS;
@@ -853,8 +860,10 @@ template <Fn f, Kind K, class Count>
             if (as_is) return run(comm, f, *en->own.req, sbuf, rbuf);
             return run_packed(Go{f, comm}, en->own, c, sbuf, st, rbuf, rt);
         } else {
-            const Uses uses{c.has_in && !c.in_place ? st : MPI_DATATYPE_NULL,
-                            c.has_out || c.in_place ? rt : MPI_DATATYPE_NULL, MPI_OP_NULL};
+            auto used = [&](bool significant, MPI_Datatype t) {  // (the shape's datatype: its TypeInfo is the entry's)
+                return !significant ? MPI_DATATYPE_NULL : t == c.key_t ? (en->fixed ? MPI_DATATYPE_NULL : t) : derived(t);
+            };
+            const Uses uses{used(c.has_in && !c.in_place, st), used(c.has_out || c.in_place, rt)};
             return start_collplan<K>(f, comm, k, *en, uses, [=](CollRequest& r) {
                 const Go g{f, comm, &r};
                 if (none) return go_nothing(g);
@@ -967,7 +976,7 @@ template <Kind K, class Count, class Displ>
         });
         if (!en->use) return count_native(f, en, K), native();
         const int P = ce->P;
-        const Uses uses{in_place ? MPI_DATATYPE_NULL : st, rt, MPI_OP_NULL};
+        const Uses uses{in_place ? MPI_DATATYPE_NULL : derived(st), derived(rt)};
         if constexpr (K == kBlocking) {
             return launch_alltoallv(Go{f, comm}, *en, en->own, P, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt,
                                     false);
@@ -1076,8 +1085,8 @@ int launch_reduction(Fn f, const Call& k, Entry& en, const ReductionCall& c, con
         return run_reduction(Go{f, comm}, en.ti, en.own, c, sbuf, rbuf, t);
     } else {
         const TypeInfo ti = en.ti;
-        MPI_Op op = en.shape.op;
-        return start_collplan<K>(f, comm, k, en, Uses{MPI_DATATYPE_NULL, t, op}, [=](CollRequest& r) {
+        const Uses uses{MPI_DATATYPE_NULL, en.fixed ? MPI_DATATYPE_NULL : t, en.user_op ? en.shape.op : MPI_OP_NULL, t};
+        return start_collplan<K>(f, comm, k, en, uses, [=](CollRequest& r) {
             const Go g{f, comm, &r};
             return none ? go_nothing(g) : run_reduction(g, ti, *r.slot, c, sbuf, rbuf, t);
         });
@@ -1208,7 +1217,7 @@ template <Kind K, class Count, class Displ>
         if (!in_place && sbuf == rbuf && total > 0) return count_alias(f, K), native();
         if (!en->use) return count_native(f, en, K), native();
         const int me = ce->rank;
-        const Uses uses{in_place ? MPI_DATATYPE_NULL : st, rt, MPI_OP_NULL};
+        const Uses uses{in_place ? MPI_DATATYPE_NULL : derived(st), ri.predefined ? MPI_DATATYPE_NULL : rt};
         if constexpr (K == kBlocking) {
             return run_allgatherv(Go{f, comm}, *en, en->own, me, sbuf, scount, st, rbuf, rcounts, displs, rt, ri);
         } else {  // the arrays copied: they are read again at completion

@@ -216,12 +216,13 @@ bool defer_op_free(MPI_Op* op) {
 
 // The record is free again; it keeps its decision and slot for the next request of the same decision.
 void destroy(CollRequest* c) {
-    release_holds(*c);
+    if (c->types[0] != MPI_DATATYPE_NULL || c->types[1] != MPI_DATATYPE_NULL || c->op != MPI_OP_NULL) [[unlikely]]
+        release_holds(*c);
     c->live = false;
     add_live(-1);
     if (c->slot && c->slot->req && c->slot->req->active()) c->slot.reset();  // (a run that never ended: not reused)
     c->finish = nullptr;
-    c->args.reset();
+    if (c->args) c->args.reset();
     if (c->persistent) c->launch = nullptr;
     g_free.push_back(c->index);
 }
