@@ -15,10 +15,25 @@ using namespace nb::literals;
 namespace collplan {
 namespace {
 
+// The problem, checked as make_schedule checks it (registry.cpp): the parameter search below indexes the grid's
+// sides (dims()[0]), which a full: or other non-grid topology does not have.
 Problem problem_of(const std::string& name, const std::string& topo, const std::map<std::string, std::string>& params) {
     const Algorithm& a = Registry::get().find(name);
     const Topology t = Topology::parse(topo);
-    return Problem{a.collective, t.nodes(), t, validate_params(a, params), {}};
+    Problem p{a.collective, t.nodes(), t, validate_params(a, params), {}};
+    const std::string why = a.applies ? a.applies(p) : "";
+    if (!why.empty())
+        throw Error(a.name + " does not apply to P=" + std::to_string(p.ranks) + " on " + t.spec() + ": " + why);
+    return p;
+}
+
+// A grid (line, ring, mesh, torus) of min_dims..max_dims sides, else an Error naming the topology.
+void require_grid(const char* what, const Topology& t, int min_dims, int max_dims) {
+    const int d = static_cast<int>(t.dims().size());
+    if (!gossip::grid_topology(t) || d < min_dims || d > max_dims)
+        throw Error(std::string(what) + ": topology " + t.spec() + " is not a grid of " + std::to_string(min_dims) +
+                    (min_dims == max_dims ? "" : ".." + std::to_string(max_dims)) +
+                    " dimensions (allowed: line, ring, mesh, torus)");
 }
 
 nb::dict circ_dict(const gossip::CircParams& c, double cost) {
@@ -53,6 +68,7 @@ void bind_gossip(nb::module_& m) {
     m.def("gossip_best_diagonal", [](const std::string& topo, double r, bool sum_diagonal, int colours, int a, int b,
                                      int k, int radix) {
         const Topology t = Topology::parse(topo);
+        require_grid("gossip_best_diagonal", t, 2, 1 << 20);
         gossip::DiagParams base;
         base.sum_diagonal = sum_diagonal, base.radix = radix;
         base.colours = colours > 0 ? colours : static_cast<int>(t.dims().size());
@@ -67,6 +83,7 @@ void bind_gossip(nb::module_& m) {
     m.def("gossip_highdimgos_units", [](const std::string& topo, const std::vector<std::map<std::string, int>>& phases,
                                         int colours, double r) {
         const Topology t = Topology::parse(topo);
+        require_grid("gossip_highdimgos_units", t, 1, 1 << 20);
         std::vector<gossip::PhaseChoice> ph;
         for (const auto& x : phases) {
             auto get = [&](const char* k, int dflt) { return x.count(k) ? x.at(k) : dflt; };

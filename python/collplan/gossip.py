@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import _core
 from .api import schedule
+from .limits import max_memory as limit_of
 
 UNIT_BYTES = 6000          # divisible by 1, 2 and 3 colours: every chunk is a whole number of 1-byte flits
 UNIT_SECONDS = 6e-6        # 6000 flits at 1 ns
@@ -21,9 +22,10 @@ def unit_model(r: float, ports: int = 2, duplex: bool = True) -> str:
             + ("" if duplex else ",duplex=0"))
 
 
-def units(sched, r: float, ports: int = 2, duplex: bool = True) -> float:
+def units(sched, r: float, ports: int = 2, duplex: bool = True, max_memory=None) -> float:
     """The estimate of a schedule in the paper's units for ratio r."""
-    t = _core.estimate(sched, sched.topology, unit_model(r, ports, duplex), [float(UNIT_BYTES)])[0]
+    t = _core.estimate(sched, sched.topology, unit_model(r, ports, duplex), [float(UNIT_BYTES)],
+                       limit_of(max_memory))[0]
     return t / UNIT_SECONDS
 
 
@@ -42,10 +44,12 @@ def resolved(algorithm: str, topology: str, params: dict | None = None) -> list[
     return _core.gossip_resolved_params(algorithm, topology, {k: str(v) for k, v in (params or {}).items()})
 
 
-def tune(algorithm: str, topology: str, r: float, fixed: dict | None = None) -> dict:
+def tune(algorithm: str, topology: str, r: float, fixed: dict | None = None, max_memory=None) -> dict:
     """The paper's "small program": the best parameters of circgos, torgos or cubgos for ratio r by the cost
     formulas (fixed parameters restrict the search). Returns the parameters, the formula's cost in units and the
-    estimate of the generated schedule in units (all-port unit model)."""
+    estimate of the generated schedule in units (all-port unit model). The schedule and its estimate are refused
+    (CollplanError naming the need and the limit) when they would need more than max_memory (default: a quarter
+    of the RAM)."""
     name = algorithm if "/" in algorithm else f"allgather/{algorithm}"
     params = {k: str(v) for k, v in (fixed or {}).items()}
     params["r"] = repr(float(r))
@@ -65,9 +69,9 @@ def tune(algorithm: str, topology: str, r: float, fixed: dict | None = None) -> 
                                           chosen["b"], chosen["k"], chosen["radix"])["cost"]
     final = {k: str(chosen[k]) for k in ("a", "b", "k")}
     final.update({k: v for k, v in params.items() if k not in ("a", "b", "k")})
-    s = schedule(name, topology=topology, params=final)
+    s = schedule(name, topology=topology, params=final, max_memory=max_memory)
     return {"algorithm": name, "topology": t.spec, "r": r, "a": chosen["a"], "b": chosen["b"], "k": chosen["k"],
-            "formula_units": cost, "estimate_units": units(s, r, ports_of(topology)),
+            "formula_units": cost, "estimate_units": units(s, r, ports_of(topology), max_memory=max_memory),
             "lower_bound_units": lower_bound_units(t.spec, r, ports_of(topology))}
 
 

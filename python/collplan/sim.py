@@ -16,6 +16,9 @@ from .limits import max_memory as limit_of
 from .machines import load_machine
 
 FIDELITIES = ["loggp", "flow", "packet"]
+# Bins of the per-direction link use over time: a plot shows a few thousand at most (kMaxTimeBins in
+# src/collplan/sim/simulate.hpp, which the core checks as well).
+MAX_BINS = 1_000_000
 
 
 @dataclass
@@ -130,6 +133,8 @@ def simulate(sched: _core.Schedule, machine: str | None = None, model: str | Non
     n = parse_size_any(size)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
         raise CollplanError(f"seed {seed!r} is invalid (allowed: an integer 0..{(1 << 64) - 1})")
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= MAX_BINS:
+        raise CollplanError(f"bins {bins!r} is out of range (allowed: an integer 1..{MAX_BINS})")
     r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins),
                        limit_of(max_memory))
     lb = _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n))

@@ -81,3 +81,16 @@ def test_coloured_schedules_split_the_contribution():
     assert collplan.verify(s)["ok"]
     ports = {o["port"] for r in range(27) for o in s.ops(r) if o["kind"] in ("send", "recv")}
     assert ports == set(range(6))  # all-port: one port per axis and direction
+
+
+@pytest.mark.parametrize("algorithm,topology", [("torgos", "full:81"), ("circgos", "full:729"),
+                                                ("cubgos", "full:64"), ("circgos", "torus:4x4")])
+def test_tune_refuses_topologies_the_algorithm_does_not_apply_to(algorithm, topology):
+    # the search indexed the grid's sides, which full: has not: SIGSEGV before
+    with pytest.raises(collplan.CollplanError, match=rf"allgather/{algorithm} does not apply to .* on {topology}"):
+        gossip.tune(algorithm, topology, r=50)
+
+
+def test_tune_has_a_memory_limit():
+    with pytest.raises(collplan.CollplanError, match=r"\(limit 1.00KiB, --max-memory\)"):
+        gossip.tune("circgos", "ring:81", 10, max_memory="1KiB")

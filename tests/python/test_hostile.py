@@ -109,6 +109,18 @@ CASES = [  # (id, argv, fragment of the error line)
     ("plan-prune-nan", PLAN + ["--prune=nan"], "nan"),
     ("plan-target-negative", PLAN + ["--evaluator", "measure", "--target=-1s"], "-1s"),
     ("tune-r-nan", ["tune", "--algorithm", "circgos", "--topology", "ring:8", "--r", "nan"], "nan"),
+    # the parameter search indexed the grid's first side, which full: has not (SIGSEGV before)
+    ("tune-circgos-full", ["tune", "--algorithm", "circgos", "--topology", "full:729", "--r", "10"], "full:729"),
+    ("tune-torgos-full", ["tune", "--algorithm", "torgos", "--topology", "full:81", "--r", "50"], "full:81"),
+    ("tune-max-memory", ["tune", "--algorithm", "circgos", "--topology", "ring:81", "--r", "10", "--max-memory",
+                         "1KiB"], "(limit 1.00KiB, --max-memory)"),
+    # flow and packet: the per-node port queues and the per-link arrays count (they ran in 1 MiB's estimate before)
+    ("simulate-flow-max-memory", ["simulate", "--collective", "bcast", "--algorithm", "binomial", "--topology",
+                                  "torus:32x32", "--fidelity", "flow", "--model", "hockney:alpha=1us,beta=1ns/B",
+                                  "--max-memory", "2MiB"], "simulate flow of bcast/binomial at P=1024 needs about"),
+    ("simulate-packet-max-memory", ["simulate", "--collective", "bcast", "--algorithm", "binomial", "--topology",
+                                    "torus:32x32", "--fidelity", "packet", "--model", "hockney:alpha=1us,beta=1ns/B",
+                                    "--max-memory", "2MiB"], "simulate packet of bcast/binomial at P=1024 needs about"),
     ("dissemination-ranks-2^63", ["dissemination", f"--ranks={I64}"], I64),
     ("dissemination-n-max-negative", ["dissemination", "--ranks=4", "--n-max=-1"], "-1"),
     ("run-iters-2^63", ["run", "--collective", "barrier", f"--iters={I64}"], I64),

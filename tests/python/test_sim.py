@@ -99,3 +99,20 @@ def test_cli_runs_every_applicable_algorithm(fidelity):
     applicable = {a["name"] for a in collplan.algorithms("alltoall")
                   if not collplan._core.applies(a["name"], 16, "torus:4x4", {})}
     assert names == applicable and {"alltoall/a2at", "alltoall/pairwise", "alltoall/ring"} <= names
+
+
+@pytest.mark.parametrize("bins", [0, -1, 10**9, True, 2.5])
+def test_bins_out_of_range_are_refused(bins):
+    s = collplan.schedule("bcast/binomial", topology="torus:4x4")
+    with pytest.raises(CollplanError, match=r"bins .* is out of range \(allowed: an integer 1\.\.1000000\)"):
+        collplan.simulate(s, model="hockney:alpha=1us,beta=1ns/B", bins=bins)
+    assert collplan.simulate(s, model="hockney:alpha=1us,beta=1ns/B", bins=1).time_s > 0
+
+
+@pytest.mark.parametrize("fidelity", ["flow", "packet"])
+def test_flow_and_packet_count_their_per_node_and_per_link_state(fidelity):
+    # 1024 nodes, 4096 links: about 5 MiB (the port queues of every node); the estimate said 0.6-1.3 MiB before
+    s = collplan.schedule("bcast/binomial", topology="torus:32x32")
+    with pytest.raises(CollplanError, match=rf"simulate {fidelity} of bcast/binomial at P=1024 needs about .*"
+                                            r"\(limit 2.00MiB, --max-memory\)"):
+        collplan.simulate(s, model="hockney:alpha=1us,beta=1ns/B", fidelity=fidelity, max_memory="2MiB")

@@ -29,15 +29,27 @@ struct SimOptions {
     bool progress = false;   // progress line on stderr for runs longer than two seconds
     int time_bins = 200;     // flow/packet: bins of the per-direction link use over time
     const Job* job = nullptr;  // memory limit and cancellation (nullptr: default_job())
+    // Set by simulate(): its up-front memory estimate and what the job is called, so that flow and packet can
+    // check the state they grow while running (Host::run) against the same limit.
+    double memory_bytes = 0;
+    std::string what;
     const Job& job_or_default() const { return job ? *job : default_job(); }
 };
 
-// The simulator's memory on top of the schedule (per op, per rank, per link of the topology).
-double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f);
+// Bins of the link-use timeline (SimOptions::time_bins): 1..kMaxTimeBins. A plot shows a few thousand at most;
+// 10^6 bins per direction class keep the timeline (and its result lists) under ~0.5 GiB on a 3-D torus.
+inline constexpr int kMaxTimeBins = 1000000;
+
+// The simulator's memory on top of the schedule (per op, per rank, per link of the topology, the timeline) for
+// `ports` ports per node (flow and packet) and time_bins bins.
+double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f, const NetParams& net = {},
+                             int ports = 1, int time_bins = 200);
 
 // Throws Error for a topology whose node count differs from the schedule's ranks, a negative size, a schedule
 // that cannot complete (an unmatched op or a deadlock: "run `collplan verify`"), or parameters out of range.
-// Refuses (Error) before allocating when simulate_memory_bytes exceeds the job's limit; polls its cancellation.
+// Refuses (Error) before allocating when simulate_memory_bytes exceeds the job's limit, and flow/packet again while
+// running when that estimate plus the state they have grown (event queue, messages, flows, packets) exceeds it;
+// polls its cancellation. time_bins outside 1..kMaxTimeBins is an Error.
 SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, const NetParams& net,
                    const SimOptions& opt);
 

@@ -31,12 +31,18 @@ void Host::run(Network& net, SimResult& r, const SimOptions& opt, const char* wh
         cur_[rank].start(tmp_);
         ready_ops(rank, tmp_);
     }
+    uint64_t events_seen = 0;
     while (!q_.empty()) {
         const auto e = q_.pop();
         now_ = e.t;
         if (e.p.kind >= kNetworkKinds) net.on_event(e.t, e.p);
         else complete(static_cast<int>(e.p.a), e.p.b, e.t);
         progress.update(done_ops_);
+        // The up-front estimate covers the fixed state; what grows with the messages in flight (the event queue,
+        // the messages, the network's flows/routes or packets) is checked here, every 2^20 events.
+        if ((++events_seen & ((uint64_t{1} << 20) - 1)) == 0 && opt.memory_bytes > 0)
+            opt.job_or_default().require_memory(opt.memory_bytes + static_cast<double>(grown_bytes(net)),
+                                                opt.what + " (while running)");
     }
     r.rank_time_s.resize(static_cast<size_t>(s_.ranks()));
     for (int rank = 0; rank < s_.ranks(); ++rank) {
@@ -49,6 +55,10 @@ void Host::run(Network& net, SimResult& r, const SimOptions& opt, const char* wh
     r.state_bytes = q_.capacity_bytes() + match_.memory_bytes() + msgs_.capacity() * sizeof(HostMsg) +
                     cur_.capacity() * sizeof(TimedCursor) + send_ports_.size() * sizeof(PortSet) * (recv_ports_ ? 2 : 1) +
                     net.state_bytes();
+}
+
+size_t Host::grown_bytes(const Network& net) const {
+    return q_.capacity_bytes() + match_.memory_bytes() + msgs_.capacity() * sizeof(HostMsg) + net.state_bytes();
 }
 
 void Host::ready_ops(int r, const std::vector<uint32_t>& ks) {

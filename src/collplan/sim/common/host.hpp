@@ -86,6 +86,7 @@ private:
         std::vector<std::deque<uint32_t>> pinned;  // per port: messages waiting for it
         std::deque<uint32_t> any;                  // messages that take any port
     };
+    size_t grown_bytes(const Network& net) const;  // the state that grows while running
     void ready_ops(int r, const std::vector<uint32_t>& ks);
     void post(int r, uint32_t k);
     void matched(int sender, uint32_t send_op, uint32_t recv_op);
