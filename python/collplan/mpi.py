@@ -28,8 +28,10 @@ mpi4py's non-blocking call; the request's ``algorithm`` is then "native").
 Every collective of schedule/collective.hpp: allgather, alltoall, alltoallv, allreduce, barrier, bcast, reduce,
 reduce_scatter_block, reduce_scatter, allgatherv, gather, scatter -- each as a blocking function, `i<name>` (a
 started request) and `<name>_init` (a request that is not started yet). Counts and displacements are in elements
-of the arrays' dtype; `root=` names the root of bcast, reduce, gather and scatter, and the buffers MPI calls
-significant only at the root may be None elsewhere. `sendbuf=None` (or MPI.IN_PLACE) means in place where MPI
+of the arrays' dtype (integers); `root=` names the root of bcast, reduce, gather and scatter, and the buffers MPI
+calls significant only at the root may be None elsewhere. Outputs are writable objects of the buffer protocol (NumPy
+arrays; not lists), blocks are whole elements, and the ranks agree when a request is built: an argument error on one
+rank (a root buffer too short) is every rank's error, as are algorithms or sizes that differ (docs/runtime.md). `sendbuf=None` (or MPI.IN_PLACE) means in place where MPI
 allows it (scatter: the root's `recvbuf`).
 Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"); keyword
 arguments are the algorithm's parameters (e.g. n=2 for barrier/dissemination, topology="hypercube:3"); `mode`
@@ -50,6 +52,7 @@ import operator
 import os
 import sys
 import time
+import zlib
 from pathlib import Path
 
 from . import _core
@@ -202,16 +205,78 @@ def _handle(obj) -> int:
 
 
 def _array(buf, name: str, writable: bool = False):
+    """A buffer as a C-contiguous array. An output (writable) must be an object of the buffer protocol that the call
+    writes into (a NumPy array, bytearray, array.array): a list would be copied and the result lost. An input may be
+    anything np.asarray takes, but not Python objects (their bytes are addresses)."""
     import numpy as np
 
     if buf is None or buf is backend()[0].IN_PLACE:
         raise CollplanError(f"{name} is {'None' if buf is None else 'MPI.IN_PLACE'} (allowed here: an array)")
+    if writable and not isinstance(buf, np.ndarray):  # (an array's own flags say below; datetime64 has no view)
+        try:
+            view = memoryview(buf)
+        except TypeError:
+            raise CollplanError(f"{name} is a {type(buf).__name__}, which the result cannot be written into (allowed: "
+                                "a writable object of the buffer protocol, e.g. a NumPy array)") from None
+        if view.readonly:
+            raise CollplanError(f"{name} must be writable (a {type(buf).__name__} that is read-only)")
     a = np.asarray(buf)
+    if a.dtype.hasobject:
+        raise CollplanError(f"{name} holds Python objects (dtype {a.dtype}; allowed: numbers or fixed-size records)")
     if not a.flags.c_contiguous:
         raise CollplanError(f"{name} must be a C-contiguous array")
     if writable and not a.flags.writeable:
         raise CollplanError(f"{name} must be writable")
     return a
+
+
+def _agreed(comm, collective: str, check):
+    """Runs check() -> (values, shared) on every rank and agrees over the communicator (one small allreduce, made
+    where a request is built, never on a blocking call's cache hit): if check raised on some rank, every rank raises
+    the lowest such rank's error; if `shared` -- (what, value) pairs that must be alike on every rank (the algorithm
+    chosen, its parameters, mode, root, message size) -- differs, every rank raises naming the first difference.
+    Without it the ranks that passed their checks wait forever for one that raised."""
+    import numpy as np
+
+    try:
+        values, shared = check()
+        error = None
+    except CollplanError as e:
+        values, shared, error = None, (), str(e)
+    except (TypeError, ValueError, OverflowError) as e:
+        values, shared, error = None, (), f"{collective}: {e}"
+    P = comm.Get_size()
+    if P == 1 or comm.Is_inter():
+        if error is not None:
+            raise CollplanError(error)
+        return values
+    MPI, _ = backend()
+    me = comm.Get_rank()
+    digest = zlib.crc32(repr(shared).encode()) if error is None else 0
+    mine = np.array([me if error is not None else P, digest, -digest], np.int64)
+    got = np.empty(3, np.int64)
+    comm.Allreduce(mine, got, MPI.MIN)
+    if got[0] < P:  # the lowest failing rank's message, to every rank (only on this failure path)
+        raise CollplanError(comm.bcast(error, root=int(got[0])) + (f" (on rank {got[0]})"))
+    if got[1] != -got[2]:
+        every = comm.allgather(shared)
+        j = next(r for r in range(P) if every[r] != every[0])
+        what, v0, vj = next((a[0], a[1], b[1]) for a, b in zip(every[0], every[j]) if a != b)
+        raise CollplanError(f"{collective}: rank 0 passed {what} {_short(v0)} but rank {j} {_short(vj)} (allowed: the "
+                            f"same {what} on every rank)")
+    return values
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _shared(chosen, mode, *more) -> tuple:
+    """What every rank's request must agree on: the algorithm chosen (None: native) and its parameters, the mode,
+    and `more` (what, value) pairs."""
+    algorithm, params = chosen if chosen is not None else ("native", {})
+    return (("algorithm", algorithm), ("parameters", tuple(sorted(params.items()))), ("mode", mode), *more)
 
 
 def _in_place(sendbuf) -> bool:
@@ -407,18 +472,28 @@ def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, 
 def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params) -> Request:
     """allgather and alltoall: recvbuf holds P equal blocks; sendbuf one block (allgather) or P (alltoall)."""
     MPI, mod = backend()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    if out.nbytes % comm.Get_size():
-        raise CollplanError(f"recvbuf of {out.nbytes} bytes is not {comm.Get_size()} equal blocks")
-    block = out.nbytes // comm.Get_size()
-    want = block if collective == "allgather" else out.nbytes
-    send = None
-    if not _in_place(sendbuf):
-        send = _array(sendbuf, "sendbuf")
-        if send.nbytes != want:
-            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {want}"
-                                + (" per rank" if collective == "allgather" else ""))
-    chosen = _choose(comm, collective, algorithm, block, params, wisdom)
+
+    def check():
+        P = comm.Get_size()
+        out = _array(recvbuf, "recvbuf", writable=True)
+        if out.size % P:
+            raise CollplanError(f"recvbuf of {out.size} elements ({out.dtype}) is not {P} blocks of whole elements "
+                                f"(allowed: a multiple of {P} elements)")
+        block = out.nbytes // P
+        want = block if collective == "allgather" else out.nbytes
+        send = None
+        if not _in_place(sendbuf):
+            send = _array(sendbuf, "sendbuf")
+            if send.nbytes != want:
+                raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {want}"
+                                    + (" per rank" if collective == "allgather" else ""))
+            if collective == "alltoall" and (send.nbytes // P) % send.itemsize:
+                raise CollplanError(f"sendbuf of {send.size} elements ({send.dtype}) is not {P} blocks of whole "
+                                    f"elements (allowed: a multiple of {P} elements)")
+        chosen = _choose(comm, collective, algorithm, block, params, wisdom)
+        return (out, send, block, chosen), _shared(chosen, mode, ("block bytes", block))
+
+    out, send, block, chosen = _agreed(comm, collective, check)
     if chosen is None:
         start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
         return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
@@ -449,9 +524,15 @@ def _displs(counts, displs):
 def _ints(values, name: str, P: int) -> list[int]:
     """A list of P integers >= 0 (alltoallv's counts or displacements), else a CollplanError naming it."""
     try:
-        out = [int(v) for v in values]
-    except (TypeError, ValueError):
-        raise CollplanError(f"{name} must be a sequence of {P} integers") from None
+        values = list(values)
+    except TypeError:
+        raise CollplanError(f"{name} must be a sequence of {P} integers (not a {type(values).__name__})") from None
+    out = []
+    for j, v in enumerate(values):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise CollplanError(f"{name}[{j}] = {_short(v)} is not an integer (allowed: integers >= 0)") from None
     if len(out) != P:
         raise CollplanError(f"{name} has {len(out)} entries (allowed: one per rank, {P})")
     for j, v in enumerate(out):
@@ -475,18 +556,51 @@ def _vector(counts, displs, buf, cname: str, dname: str, P: int) -> tuple[list[i
 def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
                    sdispls=None, rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> Request:
     """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
+    import numpy as np
+
     MPI, mod = backend()
     P = comm.Get_size()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    item = out.itemsize
-    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    if send is not None and send.itemsize != item:
-        raise CollplanError("sendbuf and recvbuf must have the same element size")
-    counts = _vector(recvcounts, rdispls, out, "recvcounts", "rdispls", P)
-    sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
+
+    def check():
+        out = _array(recvbuf, "recvbuf", writable=True)
+        item = out.itemsize
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        if send is not None and send.itemsize != item:
+            raise CollplanError(f"sendbuf ({send.dtype}) and recvbuf ({out.dtype}) must have the same element size")
+        counts = _vector(recvcounts, rdispls, out, "recvcounts", "rdispls", P)
+        sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
+        chosen = _choose(comm, "alltoallv", algorithm, 0, params, wisdom)
+        return (out, send, counts, sends, item, chosen), _shared(chosen, mode)
+
+    try:
+        local = check()
+    except CollplanError as e:
+        error = e
+        local = None
+    else:
+        error = None
+    # What rank j sends here (bytes) must be what this rank receives from j: the counts' matrix, transposed.
+    sent_here = np.zeros(P, np.int64)
+    if P > 1 and not comm.Is_inter():
+        mine = np.array([c * local[0][4] for c in local[0][3][0]] if local else [-1] * P, np.int64)
+        comm.Alltoall(mine, sent_here)
+
+    def agree():
+        if error is not None:
+            raise error
+        values, shared = local
+        received = [c * values[4] for c in values[2][0]]
+        if P > 1 and not comm.Is_inter() and -1 not in sent_here:
+            for j in range(P):
+                if sent_here[j] != received[j]:
+                    raise CollplanError(f"rank {j} sends {sent_here[j]} bytes to rank {comm.Get_rank()}, which "
+                                        f"receives {received[j]} (recvcounts[{j}] = {values[2][0][j]} elements of "
+                                        f"{values[4]} bytes; allowed: the bytes rank {j} sends)")
+        return values, shared
+
+    out, send, counts, sends, item, chosen = _agreed(comm, "alltoallv", agree)
     sc, sd = ([v * item for v in x] for x in sends)
     rc, rd = ([v * item for v in x] for x in counts)
-    chosen = _choose(comm, "alltoallv", algorithm, 0, params, wisdom)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
                              (send, out))
@@ -497,12 +611,18 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
 def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
                    wisdom: str | None = None, **params) -> Request:
     MPI, mod = backend()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    if send is not None:
-        _same(send, out)
-    datatype, op = _reduction(out.dtype, op)
-    chosen = _choose(comm, "allreduce", algorithm, out.nbytes, params, wisdom, op)
+
+    def check():
+        out = _array(recvbuf, "recvbuf", writable=True)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        if send is not None:
+            _same(send, out)
+        datatype, the_op = _reduction(out.dtype, op)
+        chosen = _choose(comm, "allreduce", algorithm, out.nbytes, params, wisdom, the_op)
+        return (out, send, datatype, the_op, chosen), _shared(chosen, mode, ("elements", out.size),
+                                                              ("dtype", out.dtype.str))
+
+    out, send, datatype, op, chosen = _agreed(comm, "allreduce", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
                                                           [r, datatype], op), (send, out), (datatype, op))
@@ -514,7 +634,12 @@ def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None
 def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
                  **params) -> Request:
     _, mod = backend()
-    chosen = _choose(comm, "barrier", algorithm, 0, params, wisdom)
+
+    def check():
+        chosen = _choose(comm, "barrier", algorithm, 0, params, wisdom)
+        return chosen, _shared(chosen, mode)
+
+    chosen = _agreed(comm, "barrier", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
     return Request(mod.barrier_init(_handle(comm), *chosen, mode), ())
@@ -526,9 +651,14 @@ def bcast_init(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: 
                wisdom: str | None = None, **params) -> Request:
     """buf: the message at the root, where every rank receives it."""
     _, mod = backend()
-    root = _root(comm, root)
-    a = _array(buf, "buf", writable=comm.Get_rank() != root)
-    chosen = _choose(comm, "bcast", algorithm, a.nbytes, params, wisdom)
+
+    def check():
+        r = _root(comm, root)
+        a = _array(buf, "buf", writable=comm.Get_rank() != r)
+        chosen = _choose(comm, "bcast", algorithm, a.nbytes, params, wisdom)
+        return (r, a, chosen), _shared(chosen, mode, ("root", r), ("message bytes", a.nbytes))
+
+    root, a, chosen = _agreed(comm, "bcast", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ibcast(_as_bytes(r), root), (None, a))
     return Request(mod.bcast_init(_handle(comm), a.ctypes.data, a.nbytes, root, *chosen, mode), (None, a))
@@ -538,12 +668,16 @@ def _blocks(P: int, whole, part, whole_name: str, part_name: str) -> int:
     """Bytes per rank of gather or scatter: `part` (one rank's block; None: in place at the root) and `whole` (the
     root's P blocks; None elsewhere) agree."""
     if part is None:
-        if whole.nbytes % P:
-            raise CollplanError(f"{whole_name} of {whole.nbytes} bytes is not {P} equal blocks")
+        if whole.size % P:
+            raise CollplanError(f"{whole_name} of {whole.size} elements ({whole.dtype}) is not {P} blocks of whole "
+                                f"elements (allowed: a multiple of {P} elements)")
         return whole.nbytes // P
     if whole is not None and whole.nbytes != P * part.nbytes:
         raise CollplanError(f"{whole_name} has {whole.nbytes} bytes (allowed: {P} blocks of the {part.nbytes} bytes "
                             f"of {part_name}, {P * part.nbytes})")
+    if whole is not None and part.nbytes % whole.itemsize:
+        raise CollplanError(f"{whole_name}'s blocks of {part.nbytes} bytes ({part_name}) cut its {whole.dtype} "
+                            f"elements of {whole.itemsize} bytes (allowed: blocks of whole elements)")
     return part.nbytes
 
 
@@ -552,12 +686,17 @@ def gather_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = N
     """recvbuf (root only) receives P blocks of sendbuf's bytes in rank order; MPI.IN_PLACE/None as the root's
     sendbuf: its block is already in place in recvbuf."""
     MPI, mod = backend()
-    root = _root(comm, root)
-    at_root = comm.Get_rank() == root
-    out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
-    send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
-    block = _blocks(comm.Get_size(), out, send, "recvbuf", "sendbuf")
-    chosen = _choose(comm, "gather", algorithm, block, params, wisdom)
+
+    def check():
+        r = _root(comm, root)
+        at_root = comm.Get_rank() == r
+        out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
+        send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
+        block = _blocks(comm.Get_size(), out, send, "recvbuf", "sendbuf")
+        chosen = _choose(comm, "gather", algorithm, block, params, wisdom)
+        return (r, out, send, block, chosen), _shared(chosen, mode, ("root", r), ("block bytes", block))
+
+    root, out, send, block, chosen = _agreed(comm, "gather", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Igather(MPI.IN_PLACE if s is None else _as_bytes(s), _as_bytes(r),
                                                        root), (send, out))
@@ -570,12 +709,17 @@ def scatter_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = 
     """sendbuf (root only) holds P blocks; rank j receives block j in recvbuf. MPI.IN_PLACE/None as the root's
     recvbuf: the root's own block stays in sendbuf."""
     MPI, mod = backend()
-    root = _root(comm, root)
-    at_root = comm.Get_rank() == root
-    send = _array(sendbuf, "sendbuf at the root") if at_root else None
-    out = None if at_root and _in_place(recvbuf) else _array(recvbuf, "recvbuf (in place: at the root only)", True)
-    block = _blocks(comm.Get_size(), send, out, "sendbuf", "recvbuf")
-    chosen = _choose(comm, "scatter", algorithm, block, params, wisdom)
+
+    def check():
+        r = _root(comm, root)
+        at_root = comm.Get_rank() == r
+        send = _array(sendbuf, "sendbuf at the root") if at_root else None
+        out = None if at_root and _in_place(recvbuf) else _array(recvbuf, "recvbuf (in place: at the root only)", True)
+        block = _blocks(comm.Get_size(), send, out, "sendbuf", "recvbuf")
+        chosen = _choose(comm, "scatter", algorithm, block, params, wisdom)
+        return (r, send, out, block, chosen), _shared(chosen, mode, ("root", r), ("block bytes", block))
+
+    root, send, out, block, chosen = _agreed(comm, "scatter", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Iscatter(_as_bytes(s), MPI.IN_PLACE if r is None else _as_bytes(r),
                                                         root), (send, out))
@@ -590,15 +734,20 @@ def allgatherv_init(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: 
     MPI.IN_PLACE/None as sendbuf: this rank's contribution is already at its place in recvbuf."""
     MPI, mod = backend()
     P = comm.Get_size()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    counts, offs = _vector(recvcounts, displs, out, "recvcounts", "displs", P)
-    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    mine = counts[comm.Get_rank()]
-    if send is not None and send.nbytes != mine * out.itemsize:
-        raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvcounts[{comm.Get_rank()}] = {mine} elements of "
-                            f"{out.itemsize} bytes are {mine * out.itemsize}")
-    cb, db = [c * out.itemsize for c in counts], [d * out.itemsize for d in offs]
-    chosen = _choose(comm, "allgatherv", algorithm, sum(cb) // P, params, wisdom)
+
+    def check():
+        out = _array(recvbuf, "recvbuf", writable=True)
+        counts, offs = _vector(recvcounts, displs, out, "recvcounts", "displs", P)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        mine = counts[comm.Get_rank()]
+        if send is not None and send.nbytes != mine * out.itemsize:
+            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvcounts[{comm.Get_rank()}] = {mine} elements "
+                                f"of {out.itemsize} bytes are {mine * out.itemsize}")
+        cb, db = [c * out.itemsize for c in counts], [d * out.itemsize for d in offs]
+        chosen = _choose(comm, "allgatherv", algorithm, sum(cb) // P, params, wisdom)
+        return (out, send, cb, db, chosen), _shared(chosen, mode, ("recvcounts in bytes", tuple(cb)))
+
+    out, send, cb, db, chosen = _agreed(comm, "allgatherv", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Iallgatherv(MPI.IN_PLACE if s is None else _as_bytes(s),
                                                            [_as_bytes(r), cb, db, MPI.BYTE]), (send, out))
@@ -611,15 +760,21 @@ def reduce_init(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str |
     """The root's recvbuf receives the reduction of every rank's sendbuf (MPI.IN_PLACE/None as the root's sendbuf:
     its input is in recvbuf)."""
     MPI, mod = backend()
-    root = _root(comm, root)
-    at_root = comm.Get_rank() == root
-    out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
-    send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
-    if send is not None and out is not None:
-        _same(send, out)
-    ref = out if send is None else send
-    datatype, op = _reduction(ref.dtype, op)
-    chosen = _choose(comm, "reduce", algorithm, ref.nbytes, params, wisdom, op)
+
+    def check():
+        r = _root(comm, root)
+        at_root = comm.Get_rank() == r
+        out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
+        send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
+        if send is not None and out is not None:
+            _same(send, out)
+        ref = out if send is None else send
+        datatype, the_op = _reduction(ref.dtype, op)
+        chosen = _choose(comm, "reduce", algorithm, ref.nbytes, params, wisdom, the_op)
+        return (r, out, send, ref, datatype, the_op, chosen), _shared(chosen, mode, ("root", r), ("elements", ref.size),
+                                                                      ("dtype", ref.dtype.str))
+
+    root, out, send, ref, datatype, op, chosen = _agreed(comm, "reduce", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ireduce(MPI.IN_PLACE if s is None else [s, datatype],
                                                        None if r is None else [r, datatype], op, root),
@@ -635,16 +790,22 @@ def reduce_scatter_block_init(comm, sendbuf, recvbuf, op=None, algorithm: str | 
     (MPI.IN_PLACE/None as sendbuf): recvbuf holds the P blocks, and the result lands in its first block."""
     MPI, mod = backend()
     P = comm.Get_size()
-    out = _array(recvbuf, "recvbuf", writable=True)
-    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    if send is None and out.size % P:
-        raise CollplanError(f"recvbuf of {out.size} elements in place is not {P} equal blocks")
-    if send is not None and (send.dtype != out.dtype or send.size != P * out.size):
-        raise CollplanError(f"sendbuf ({send.dtype}, {send.size} elements) must be {P} blocks of recvbuf's "
-                            f"({out.dtype}, {out.size}): {P * out.size} elements of {out.dtype}")
-    count = out.size // P if send is None else out.size
-    datatype, op = _reduction(out.dtype, op)
-    chosen = _choose(comm, "reduce_scatter_block", algorithm, count * out.itemsize, params, wisdom, op)
+
+    def check():
+        out = _array(recvbuf, "recvbuf", writable=True)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        if send is None and out.size % P:
+            raise CollplanError(f"recvbuf of {out.size} elements in place is not {P} equal blocks")
+        if send is not None and (send.dtype != out.dtype or send.size != P * out.size):
+            raise CollplanError(f"sendbuf ({send.dtype}, {send.size} elements) must be {P} blocks of recvbuf's "
+                                f"({out.dtype}, {out.size}): {P * out.size} elements of {out.dtype}")
+        count = out.size // P if send is None else out.size
+        datatype, the_op = _reduction(out.dtype, op)
+        chosen = _choose(comm, "reduce_scatter_block", algorithm, count * out.itemsize, params, wisdom, the_op)
+        return (out, send, count, datatype, the_op, chosen), _shared(chosen, mode, ("elements per block", count),
+                                                                     ("dtype", out.dtype.str))
+
+    out, send, count, datatype, op, chosen = _agreed(comm, "reduce_scatter_block", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ireduce_scatter_block(MPI.IN_PLACE if s is None else [s, datatype],
                                                                      [r, datatype], op), (send, out), (datatype, op))
@@ -660,19 +821,25 @@ def reduce_scatter_init(comm, sendbuf, recvbuf, recvcounts, op=None, algorithm: 
     the input, and the result lands at its start."""
     MPI, mod = backend()
     P, me = comm.Get_size(), comm.Get_rank()
-    counts = _ints(recvcounts, "recvcounts", P)
-    total = sum(counts)
-    out = _array(recvbuf, "recvbuf", writable=True)
-    send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-    if send is None and out.size < total:
-        raise CollplanError(f"recvbuf of {out.size} elements in place is too small for the input (allowed: at least "
-                            f"sum(recvcounts) = {total})")
-    if send is not None and (send.dtype != out.dtype or send.size != total or out.size != counts[me]):
-        raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) do not fit "
-                            f"recvcounts (allowed: one dtype, {total} = sum(recvcounts) and {counts[me]} = "
-                            f"recvcounts[{me}] elements)")
-    datatype, op = _reduction(out.dtype, op)
-    chosen = _choose(comm, "reduce_scatter", algorithm, total * out.itemsize // P, params, wisdom, op)
+
+    def check():
+        counts = _ints(recvcounts, "recvcounts", P)
+        total = sum(counts)
+        out = _array(recvbuf, "recvbuf", writable=True)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        if send is None and out.size < total:
+            raise CollplanError(f"recvbuf of {out.size} elements in place is too small for the input (allowed: at "
+                                f"least sum(recvcounts) = {total})")
+        if send is not None and (send.dtype != out.dtype or send.size != total or out.size != counts[me]):
+            raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) do not "
+                                f"fit recvcounts (allowed: one dtype, {total} = sum(recvcounts) and {counts[me]} = "
+                                f"recvcounts[{me}] elements)")
+        datatype, the_op = _reduction(out.dtype, op)
+        chosen = _choose(comm, "reduce_scatter", algorithm, total * out.itemsize // P, params, wisdom, the_op)
+        return (counts, total, out, send, datatype, the_op, chosen), _shared(chosen, mode, ("recvcounts", tuple(counts)),
+                                                                             ("dtype", out.dtype.str))
+
+    counts, total, out, send, datatype, op, chosen = _agreed(comm, "reduce_scatter", check)
     if chosen is None:
         return NativeRequest(lambda s, r: comm.Ireduce_scatter(MPI.IN_PLACE if s is None else [s, datatype],
                                                                [r, datatype], counts, op), (send, out), (datatype, op))
@@ -737,7 +904,9 @@ def ireduce_scatter(*args, **kw) -> Request:
 # _CACHE_LIMIT, least recently used dropped first. A nested or concurrent call with the key of a request that runs
 # builds its own. Only alltoallv's request depends on other ranks' arguments (the count matrix): every call asks the
 # ranks whether all hit the same entry (one small allreduce), else all build. Buffers without a C-contiguous buffer
-# (lists) or unhashable arguments run uncached. The hot path is one call into the extension (BlockingCache.run); the
+# (lists) or unhashable arguments run uncached. A build agrees over the communicator (_agreed): a call that is new on
+# every rank fails alike everywhere; one that hits a cached request on some ranks runs it there unchecked (asking on
+# every call would cost an allreduce per call), so the buffers off the root are left out of the rooted calls' keys. The hot path is one call into the extension (BlockingCache.run); the
 # cache is dropped when the communicator is freed, at MPI_Finalize and at exit.
 _CACHE_LIMIT = 32
 _caches: dict = {}  # communicator handle -> BlockingCache (python/bindings_mpi/mpi_module.cpp)
@@ -875,6 +1044,8 @@ def bcast(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: str =
 def gather(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
            wisdom: str | None = None, **params) -> str:
     """Blocking gather; returns the algorithm that ran (arguments as gather_init)."""
+    if comm.Get_rank() != root:
+        recvbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
     return _blocking(gather_init, comm, (root,), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
                      (sendbuf, recvbuf, root))
 
@@ -882,6 +1053,8 @@ def gather(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, 
 def scatter(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
             wisdom: str | None = None, **params) -> str:
     """Blocking scatter; returns the algorithm that ran (arguments as scatter_init)."""
+    if comm.Get_rank() != root:
+        sendbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
     recv = backend()[0].IN_PLACE if recvbuf is None else recvbuf  # the root's in place (an error elsewhere)
     return _blocking(scatter_init, comm, (root,), sendbuf, recv, False, algorithm, mode, wisdom, params,
                      (sendbuf, recvbuf, root))
@@ -906,6 +1079,8 @@ def allgatherv(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: str |
 def reduce(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
            wisdom: str | None = None, **params) -> str:
     """Blocking reduce; returns the algorithm that ran (arguments as reduce_init)."""
+    if comm.Get_rank() != root:
+        recvbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
     return _blocking(reduce_init, comm, (root,), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
                      (sendbuf, recvbuf, op, root))
 

@@ -241,6 +241,8 @@ for call, args, kw in [
         (cmpi.alltoallv, (x, [2], y, [2]), {"rdispls": [3]}),       # beyond the receive buffer
         (cmpi.alltoallv, (None, None, y, [5]), {}),                 # in place, beyond the buffer
         (cmpi.alltoallv, (x, ["a"], y, [4]), {}),
+        (cmpi.alltoallv, (x, [4.5], y, [4]), {}),                   # was cut to 4
+        (cmpi.alltoallv, (x, [4], [0.0] * 4, [4]), {}),             # a list to receive: the result was lost
         (cmpi.alltoallv, (x, [4], y, [4]), {"algorithm": "auto", "wisdom": WISDOM}),
 ]:
     try:
@@ -266,7 +268,10 @@ def test_alltoallv_counts_are_validated(tmp_path):
         "error: sdispls[0] + sendcounts[0] = 1 + 4 is beyond the buffer of 4 elements",
         "error: rdispls[0] + recvcounts[0] = 3 + 2 is beyond the buffer of 4 elements",
         "error: rdispls[0] + recvcounts[0] = 0 + 5 is beyond the buffer of 4 elements",
-        "error: sendcounts must be a sequence of 1 integers",
+        "error: sendcounts[0] = 'a' is not an integer (allowed: integers >= 0)",
+        "error: sendcounts[0] = 4.5 is not an integer (allowed: integers >= 0)",
+        "error: recvbuf is a list, which the result cannot be written into (allowed: a writable object of the buffer "
+        "protocol, e.g. a NumPy array)",
     ], r.stdout
     assert out[-1].startswith(f"error: wisdom file {tmp_path / 'w.json'}") and "offset 0" in out[-1], r.stdout
 

@@ -29,7 +29,8 @@ def _home(abi: str) -> Path:
     return Path(homes[abi])
 
 
-def mpirun(abi: str, n: int, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+def mpirun(abi: str, n: int, args: list[str], env: dict | None = None,
+           timeout: int = TIMEOUT_S) -> subprocess.CompletedProcess:
     cmd = [str(_home(abi) / "bin" / "mpirun"), "-n", str(n)]
     if abi == "openmpi":
         cmd.append("--oversubscribe")
@@ -38,9 +39,9 @@ def mpirun(abi: str, n: int, args: list[str], env: dict | None = None) -> subpro
     for k in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI"):  # the launcher decides
         full_env.pop(k, None)
     try:
-        return mpi_launch.run(cmd + args, timeout=TIMEOUT_S, env=full_env, cwd=ROOT)
+        return mpi_launch.run(cmd + args, timeout=timeout, env=full_env, cwd=ROOT)
     except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(cmd + args)} hung for {TIMEOUT_S} s\n{e.stdout}\n{e.stderr}")
+        pytest.fail(f"{' '.join(cmd + args)} hung for {timeout} s\n{e.stdout}\n{e.stderr}")
 
 
 def test_launch_is_repeated_only_when_the_launcher_failed_at_start_up(tmp_path):
@@ -74,6 +75,18 @@ def test_rooted_and_vector_collectives(abi, n):
     r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi4py_collectives.py")])
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"mpi4py_collectives P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("abi", ABIS)
+@pytest.mark.parametrize("n", [2, 3])
+def test_hostile_arguments_are_refused_alike_on_every_rank(abi, n):
+    """collplan.mpi refuses outputs that are not writable buffers, blocks that cut elements, counts that are not
+    integers, and sizes, roots or algorithms that differ between ranks; a buffer wrong at the root only fails every
+    rank with the root's error (before: results lost or cut, and the other ranks waited forever -- a hang fails here
+    by the timeout)."""
+    r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi_hostile.py")], timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"mpi_hostile P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("abi", ABIS)
