@@ -31,10 +31,14 @@ def max_memory(value=None) -> int:
 
 
 def parse_max_memory(text: str) -> int:
-    """argparse type of --max-memory."""
-    n = _core.parse_size(text)
+    """argparse type of --max-memory (its error is argparse's one line: "argument --max-memory: <why>")."""
+    import argparse
+    try:
+        n = _core.parse_size(text)
+    except CollplanError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if n < 1:
-        raise CollplanError(f"--max-memory {text} is invalid (allowed: a size such as 4GiB)")
+        raise argparse.ArgumentTypeError(f"size '{text}' is invalid (allowed: a size of at least 1 byte, such as 4GiB)")
     return n
 
 

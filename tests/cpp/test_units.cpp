@@ -38,8 +38,11 @@ TEST(Units, SizeRejects) {
         EXPECT_THROW(parse_size_bytes(bad), Error) << bad;
     }
     std::string msg = error_of(+[](const std::string& t) { (void)parse_size_bytes(t); }, "-4KiB");
-    EXPECT_EQ(msg, "size '-4KiB' is invalid (allowed: a non-negative integer with an optional unit B, KB, MB, GB, "
-                   "KiB, MiB, GiB)");
+    EXPECT_EQ(msg, "size '-4KiB' is invalid (allowed: a non-negative integer with an optional unit B, KB, MB, GB, TB, "
+                   "KiB, MiB, GiB, TiB)");
+    EXPECT_EQ(parse_size_bytes("2TiB"), uint64_t{2} << 40);
+    EXPECT_EQ(parse_size_bytes("3TB"), 3000000000000u);
+    EXPECT_THROW(parse_size_bytes("20000000TiB"), Error);  // beyond 2^64
 }
 
 TEST(Units, Times) {

@@ -121,6 +121,12 @@ CASES = [  # (id, argv, fragment of the error line)
     ("simulate-packet-max-memory", ["simulate", "--collective", "bcast", "--algorithm", "binomial", "--topology",
                                     "torus:32x32", "--fidelity", "packet", "--model", "hockney:alpha=1us,beta=1ns/B",
                                     "--max-memory", "2MiB"], "simulate packet of bcast/binomial at P=1024 needs about"),
+    # --max-memory: argparse printed "invalid parse_max_memory value" and named no allowed form; TiB was refused
+    ("max-memory-word", EST[:-2] + ["--machine", "ib-qdr", "--max-memory", "abc"],
+     "argument --max-memory: size 'abc' is invalid (allowed: a non-negative integer with an optional unit B, KB, MB, "
+     "GB, TB, KiB, MiB, GiB, TiB)"),
+    ("max-memory-zero", EST[:-2] + ["--machine", "ib-qdr", "--max-memory", "0B"],
+     "argument --max-memory: size '0B' is invalid (allowed: a size of at least 1 byte, such as 4GiB)"),
     ("dissemination-ranks-2^63", ["dissemination", f"--ranks={I64}"], I64),
     ("dissemination-n-max-negative", ["dissemination", "--ranks=4", "--n-max=-1"], "-1"),
     ("run-iters-2^63", ["run", "--collective", "barrier", f"--iters={I64}"], I64),

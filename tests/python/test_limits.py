@@ -81,6 +81,7 @@ def test_python_api_takes_max_memory():
         collplan.verify(s, max_memory=1 << 20)
     assert collplan.verify(collplan.schedule("allgather/ring", ranks=8), max_memory="64MiB")["ok"]
     assert limits.max_memory() > 0 and limits.max_memory("4GiB") == 4 << 30
+    assert limits.max_memory("2TiB") == 2 << 40 and limits.parse_max_memory("1TB") == 10**12
     with pytest.raises(collplan.CollplanError):
         limits.max_memory(-1)
 

@@ -14,7 +14,7 @@
 namespace collplan {
 namespace {
 
-constexpr const char* kSizeAllowed = "a non-negative integer with an optional unit B, KB, MB, GB, KiB, MiB, GiB";
+constexpr const char* kSizeAllowed = "a non-negative integer with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
 constexpr const char* kTimeAllowed = "a non-negative number with a unit s, ms, us, ns, ps";
 constexpr const char* kPerByteAllowed =
     "a time per byte such as 1ns/B, or a bandwidth such as 4GB/s, 3.2GiB/s, 40Gbit/s (units B, KB, MB, GB, TB, "
@@ -90,9 +90,11 @@ uint64_t size_multiplier(std::string_view unit) {
     if (unit == "KB") return 1000ULL;
     if (unit == "MB") return 1000000ULL;
     if (unit == "GB") return 1000000000ULL;
+    if (unit == "TB") return 1000000000000ULL;
     if (unit == "KiB") return 1ULL << 10;
     if (unit == "MiB") return 1ULL << 20;
     if (unit == "GiB") return 1ULL << 30;
+    if (unit == "TiB") return 1ULL << 40;
     return 0;
 }
 
