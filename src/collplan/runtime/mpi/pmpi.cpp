@@ -114,12 +114,6 @@ bool g_active[kNumFn] = {};
 bool g_stats_on = false;
 
 // --------------------------------------------------------------------------------------- handle hash tables
-template <class H>
-uint64_t handle_key(H h) {
-    uint64_t k = 0;
-    std::memcpy(&k, &h, sizeof(h) < sizeof(k) ? sizeof(h) : sizeof(k));
-    return k;
-}
 
 // Open addressing, linear probing, power-of-two capacity; keys are MPI handles (never 0 for a live object in
 // either MPI: MPI_COMM_NULL / MPI_DATATYPE_NULL are not stored).

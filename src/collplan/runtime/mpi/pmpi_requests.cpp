@@ -158,13 +158,6 @@ struct Held {
 };
 std::vector<Held>& g_held = *new std::vector<Held>;
 
-template <class H>
-uint64_t key_of(H h) {
-    uint64_t k = 0;
-    std::memcpy(&k, &h, sizeof(h) < sizeof(k) ? sizeof(h) : sizeof(k));
-    return k;
-}
-
 Held* held(uint64_t key, bool is_type) {
     for (Held& h : g_held)
         if (h.key == key && (h.type != MPI_DATATYPE_NULL) == is_type) return &h;
@@ -173,7 +166,7 @@ Held* held(uint64_t key, bool is_type) {
 
 void take(MPI_Datatype t, MPI_Op op) {
     const bool is_type = t != MPI_DATATYPE_NULL;
-    const uint64_t key = is_type ? key_of(t) : key_of(op);
+    const uint64_t key = is_type ? handle_key(t) : handle_key(op);
     if (Held* h = held(key, is_type)) ++h->refs;
     else g_held.push_back(Held{key, t, op, 1, false});
 }
@@ -181,7 +174,7 @@ void take(MPI_Datatype t, MPI_Op op) {
 // Lets one hold of c go; the program freed the object and nothing else holds it: freed now.
 void let_go(MPI_Datatype t, MPI_Op op) {
     const bool is_type = t != MPI_DATATYPE_NULL;
-    Held* h = held(is_type ? key_of(t) : key_of(op), is_type);
+    Held* h = held(is_type ? handle_key(t) : handle_key(op), is_type);
     if (!h || --h->refs > 0) return;
     const bool freed = h->freed;
     *h = g_held.back();
@@ -197,21 +190,12 @@ void release_holds(CollRequest& c) {
     if (c.op != MPI_OP_NULL) let_go(MPI_DATATYPE_NULL, c.op), c.op = MPI_OP_NULL;
 }
 
-// A free the program asks for: deferred while a request holds the object (its handle becomes null at once).
-// (Overloads would not do: MPICH's MPI_Datatype and MPI_Op are both int.)
-bool defer_type_free(MPI_Datatype* t) {
-    Held* x = g_held.empty() ? nullptr : held(key_of(*t), true);
-    if (!x) return false;
-    x->freed = true;
-    *t = MPI_DATATYPE_NULL;
-    return true;
-}
-bool defer_op_free(MPI_Op* op) {
-    Held* x = g_held.empty() ? nullptr : held(key_of(*op), false);
-    if (!x) return false;
-    x->freed = true;
-    *op = MPI_OP_NULL;
-    return true;
+// A free the program asks for: deferred while a request holds the object (the caller nulls the program's handle).
+// (By key and kind: MPICH's MPI_Datatype and MPI_Op are both int.)
+bool defer_free(uint64_t key, bool is_type) {
+    Held* x = g_held.empty() ? nullptr : held(key, is_type);
+    if (x) x->freed = true;
+    return x != nullptr;
 }
 
 // The record is free again; it keeps its decision and slot for the next request of the same decision.
@@ -949,14 +933,18 @@ int MPI_Type_free(MPI_Datatype* t) {
     if (g_held.empty() && !g_forget) [[likely]] return PMPI_Type_free(t);
     MaybeLock lock(g_locking);
     forget_handle(*t, MPI_OP_NULL);
-    return defer_type_free(t) ? MPI_SUCCESS : PMPI_Type_free(t);
+    if (!defer_free(handle_key(*t), true)) return PMPI_Type_free(t);
+    *t = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
 }
 
 int MPI_Op_free(MPI_Op* op) {
     if (g_held.empty() && !g_forget) [[likely]] return PMPI_Op_free(op);
     MaybeLock lock(g_locking);
     forget_handle(MPI_DATATYPE_NULL, *op);
-    return defer_op_free(op) ? MPI_SUCCESS : PMPI_Op_free(op);
+    if (!defer_free(handle_key(*op), false)) return PMPI_Op_free(op);
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
 }
 
 // Cancelling a collective request is erroneous (MPI 4.1, 6.12 and 6.13): a clear error, the run goes on.

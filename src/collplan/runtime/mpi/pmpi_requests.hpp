@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,14 @@
 #endif
 
 namespace collplan::mpi::pmpi {
+
+// An MPI handle (a pointer in Open MPI, an int in MPICH) as the key of the library's tables.
+template <class H>
+uint64_t handle_key(H h) {
+    uint64_t k = 0;
+    std::memcpy(&k, &h, sizeof(h) < sizeof(k) ? sizeof(h) : sizeof(k));
+    return k;
+}
 
 // With MPI_THREAD_MULTIPLE every interceptor that touches the library's state holds this lock (recursive: a
 // blocking schedule's own MPI_Testall may advance the non-blocking ones).
