@@ -11,7 +11,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/link_load.hpp"
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 #include "collplan/verify/verify.hpp"
 
 namespace {

@@ -17,8 +17,8 @@ if(COLLPLAN_MPI_HOMES AND COLLPLAN_TESTS)
   enable_language(C)  # the PMPI test program is plain C, as an unmodified MPI application would be
 endif()
 
-file(GLOB COLLPLAN_MPI_SOURCES CONFIGURE_DEPENDS src/collplan/runtime/mpi/*.cpp)
-list(FILTER COLLPLAN_MPI_SOURCES EXCLUDE REGEX "/pmpi(_requests)?\\.cpp$")  # the PMPI library's own
+# The MPI runtime (executor, decisions) and the measurement kernels; the PMPI library (src/collplan/pmpi/) adds its own.
+file(GLOB COLLPLAN_MPI_SOURCES CONFIGURE_DEPENDS src/collplan/runtime/mpi/*.cpp src/collplan/measure/*.cpp)
 
 set(mpi_homes_json "")
 # A plain C MPI test program (nothing but MPI) built against one MPI's headers and libmpi: the PMPI test programs.
@@ -68,7 +68,8 @@ foreach(entry IN LISTS COLLPLAN_MPI_HOMES)
 
   # PMPI library: exports MPI_* only, so the collplan code inside it never interposes on another copy
   # (e.g. collplan._core in a Python process).
-  add_library(collplan_pmpi_${abi} SHARED src/collplan/runtime/mpi/pmpi.cpp src/collplan/runtime/mpi/pmpi_requests.cpp
+  file(GLOB pmpi_sources CONFIGURE_DEPENDS src/collplan/pmpi/*.cpp)
+  add_library(collplan_pmpi_${abi} SHARED ${pmpi_sources}
               $<TARGET_OBJECTS:collplan_mpi_${abi}> $<TARGET_OBJECTS:collplan_core>)
   target_link_libraries(collplan_pmpi_${abi} PRIVATE collplan_mpi_${abi} ${mpi_link}
                         -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/cmake/pmpi.map)

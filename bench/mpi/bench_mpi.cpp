@@ -21,7 +21,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
-#include "collplan/runtime/mpi/timing.hpp"
+#include "collplan/measure/timing.hpp"
 
 using namespace collplan;
 using namespace collplan::mpi;

@@ -7,7 +7,7 @@
 
 #include "module.hpp"
 #include "collplan/algorithms/alltoallv/unstructured_common.hpp"
-#include "collplan/sim/drs_n.hpp"
+#include "collplan/algorithms/alltoallv/drs_n_sim.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

@@ -10,6 +10,7 @@
 #include "module.hpp"
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/common/units.hpp"
+#include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/reduction.hpp"
 #include "collplan/schedule/text.hpp"

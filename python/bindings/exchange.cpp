@@ -1,4 +1,4 @@
-// Bindings of the complete-exchange family's model and optimiser (src/collplan/model/multiphase_opt.hpp), the
+// Bindings of the complete-exchange family's model and optimiser (src/collplan/algorithms/alltoall/multiphase_opt.hpp), the
 // registry's candidate parameter sets, and the link loads of a schedule (src/collplan/model/link_load.hpp).
 // A "model" argument is "ipsc860" (the paper's constants for the given d) or any model spec.
 #include <nanobind/nanobind.h>
@@ -8,7 +8,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/link_load.hpp"
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 #include "module.hpp"
 
 namespace nb = nanobind;

@@ -7,7 +7,7 @@
 
 #include "module.hpp"
 #include "collplan/algorithms/allgather/gossip_tune.hpp"
-#include "collplan/model/bounds_gossip.hpp"
+#include "collplan/algorithms/allgather/gossip_bounds.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;

@@ -16,10 +16,10 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "collplan/runtime/mpi/calibrate.hpp"
+#include "collplan/measure/calibrate.hpp"
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
-#include "collplan/runtime/mpi/timing.hpp"
+#include "collplan/measure/timing.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -359,7 +359,7 @@ void bind_collectives(nb::module_& m) {
     }, "collective"_a, "algorithm"_a, "ranks"_a, "params"_a, "root"_a = 0);
 }
 
-// Timing for the planner's measure evaluator and `collplan run` (runtime/mpi/timing.hpp).
+// Timing for the planner's measure evaluator and `collplan run` (measure/timing.hpp).
 void bind_timing(nb::module_& m) {
     m.def("time_request", [](uintptr_t comm, Request& r, int iters, int warmup, int reps) {
         return time_calls(comm_of(comm), [&] { r.start(); r.wait(); }, iters, warmup, reps);

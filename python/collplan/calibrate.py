@@ -1,6 +1,6 @@
 """Fitting for `collplan calibrate`: machine parameters from measured times (pure functions, no MPI).
 
-The measurements come from the C++ kernels (src/collplan/runtime/mpi/calibrate.hpp) run by
+The measurements come from the C++ kernels (src/collplan/measure/calibrate.hpp) run by
 collplan/commands/calibrate.py; docs/calibration.md explains the methods. Everything here works on plain lists of
 seconds and bytes, so it is tested on synthetic data (tests/python/test_calibrate.py).
 

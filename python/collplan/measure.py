@@ -1,7 +1,7 @@
 """Measuring collectives under mpirun: the data and checks of one call (`Case`), and the planner's `measure`
 evaluator (`plan_measured`), used by `collplan run` and `collplan plan --evaluator measure`.
 
-Timing follows src/collplan/runtime/mpi/timing.hpp (the loop runs in C++, so Python's per-call cost stays out of
+Timing follows src/collplan/measure/timing.hpp (the loop runs in C++, so Python's per-call cost stays out of
 the figures), the discipline of the standard MPI micro-benchmarks: untimed warm-up calls, then each call timed
 alone with a barrier after it; a repetition's figure is the average over ranks of their mean per call. The planner's repetitions are interleaved across the candidates
 (candidate 1, 2, ..., then again), so a burst of load on the machine hits all of them alike, and a candidate's

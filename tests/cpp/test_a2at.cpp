@@ -8,6 +8,7 @@
 #include <set>
 
 #include "collplan/algorithms/registry.hpp"
+#include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/model/link_load.hpp"
 #include "collplan/schedule/text.hpp"

@@ -6,7 +6,7 @@
 
 #include "collplan/algorithms/alltoallv/unstructured_common.hpp"
 #include "collplan/model/estimate.hpp"
-#include "collplan/sim/drs_n.hpp"
+#include "collplan/algorithms/alltoallv/drs_n_sim.hpp"
 #include "collplan/verify/verify.hpp"
 
 namespace collplan {

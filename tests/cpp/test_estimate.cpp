@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collplan/algorithms/registry.hpp"
+#include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
 
 namespace collplan {

@@ -9,7 +9,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 #include "collplan/schedule/text.hpp"
 #include "collplan/verify/verify.hpp"
 

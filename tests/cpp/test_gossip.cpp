@@ -8,7 +8,8 @@
 
 #include "collplan/algorithms/allgather/gossip_common.hpp"
 #include "collplan/algorithms/allgather/gossip_tune.hpp"
-#include "collplan/model/bounds_gossip.hpp"
+#include "collplan/algorithms/allgather/gossip_bounds.hpp"
+#include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/verify/sweep.hpp"
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 
 namespace collplan {
 namespace {

@@ -61,7 +61,7 @@ def register(sub) -> None:
 # ------------------------------------------------------------------------------------------- timing
 def _time(case, req, iters, warmup, reps=1) -> list[float]:
     """Per repetition, the mean seconds per call averaged over the ranks (the loop runs in C++:
-    runtime/mpi/timing.hpp)."""
+    measure/timing.hpp)."""
     if req is None:
         return list(case.time_native(iters, warmup, reps))
     return list(time_request(case.comm, req, iters, warmup, reps))

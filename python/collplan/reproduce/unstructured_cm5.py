@@ -3,7 +3,7 @@ edge colouring) on test sets 1-3; communication cost per message size, schedulin
 conclusions checked one by one. Also Table 2 (the calibration) and Table 3 (Generate_Recv both ways).
 
 Costs: static schedules are priced by the analytic estimate (docs/models.md) under the machine cm5-32; DRS_N by
-its protocol simulation (src/collplan/sim/drs_n.hpp), whose time includes Generate_Recv (step 1 of its Fig. 5).
+its protocol simulation (src/collplan/algorithms/alltoallv/drs_n_sim.hpp), whose time includes Generate_Recv (step 1 of its Fig. 5).
 "Used once" adds the scheduling cost: steps counted by the scheduler x the machine's [scheduling] step.
 """
 from __future__ import annotations

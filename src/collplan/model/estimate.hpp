@@ -1,5 +1,5 @@
 // Analytic estimate: the critical path of a schedule through its dependencies, with each node's ports
-// serialised and no link contention (that is the simulators' job), priced by a Model. Lower bounds.
+// serialised and no link contention (that is the simulators' job), priced by a Model. (Lower bounds: algorithms/lower_bounds.hpp.)
 #pragma once
 #include "collplan/common/job.hpp"
 #include "collplan/model/model.hpp"
@@ -19,8 +19,5 @@ struct Estimate {
 Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes,
                   const Job& job = default_job());
 
-// The best lower bound known for the problem (max of the latency, per-node bandwidth and bisection bounds);
-// see docs/models.md for each bound's source.
-double lower_bound_s(Collective c, int ranks, const Topology& topo, const Model& model, double size_bytes);
 
 }  // namespace collplan

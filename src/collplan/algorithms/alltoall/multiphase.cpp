@@ -22,7 +22,7 @@
 
 #include "collplan/algorithms/alltoall/exchange_common.hpp"
 #include "collplan/common/units.hpp"
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 
 namespace collplan {
 namespace {

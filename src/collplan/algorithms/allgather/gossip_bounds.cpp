@@ -1,5 +1,5 @@
-// The gossip paper's lower bounds (see bounds_gossip.hpp).
-#include "collplan/model/bounds_gossip.hpp"
+// The gossip paper's lower bounds (see gossip_bounds.hpp).
+#include "collplan/algorithms/allgather/gossip_bounds.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -14,7 +14,7 @@
 // k in [d/(floor(s*)+1), 2d/(s*-1)]; evaluating the smaller of the two sets costs at most about
 // min(s* + 2, d/s* + 2) <= 2 (sqrt(d) + 1). tests/cpp/test_multiphase_opt.cpp checks the result against brute force
 // over every integer partition of d <= 16 for thousands of random parameter sets, and the evaluation count.
-#include "collplan/model/multiphase_opt.hpp"
+#include "collplan/algorithms/alltoall/multiphase_opt.hpp"
 
 #include <algorithm>
 #include <cmath>

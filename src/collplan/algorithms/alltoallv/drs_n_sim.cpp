@@ -1,5 +1,5 @@
-// DRS_N event simulation; see drs_n.hpp for the protocol and the model.
-#include "collplan/sim/drs_n.hpp"
+// DRS_N event simulation; see drs_n_sim.hpp for the protocol and the model.
+#include "collplan/algorithms/alltoallv/drs_n_sim.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Measurement kernels of `collplan calibrate`. See calibrate.hpp.
-#include "collplan/runtime/mpi/calibrate.hpp"
+#include "collplan/measure/calibrate.hpp"
 #include "collplan/runtime/mpi/check.hpp"
 
 #include <chrono>

@@ -37,7 +37,7 @@
 
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
-#include "collplan/runtime/mpi/pmpi_requests.hpp"
+#include "collplan/pmpi/pmpi_requests.hpp"
 #include "collplan/runtime/wisdom.hpp"
 
 namespace collplan::mpi {
@@ -1491,6 +1491,6 @@ int MPI_Reduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[]
 #endif
 
 
-#include "collplan/runtime/mpi/pmpi_interceptors.inc"
+#include "collplan/pmpi/pmpi_interceptors.inc"
 
 }  // extern "C"

@@ -1,5 +1,5 @@
 // See timing.hpp.
-#include "collplan/runtime/mpi/timing.hpp"
+#include "collplan/measure/timing.hpp"
 
 #include <string>
 

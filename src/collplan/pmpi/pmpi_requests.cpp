@@ -22,7 +22,7 @@
 //   flag sends them straight to PMPI_ while the schedules are being advanced.
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
 // "Non-blocking and persistent collectives").
-#include "collplan/runtime/mpi/pmpi_requests.hpp"
+#include "collplan/pmpi/pmpi_requests.hpp"
 
 #include <sched.h>
 
