@@ -28,7 +28,7 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/schedule/collective.hpp"
 #include "collplan/schedule/text.hpp"
-#include "collplan/verify/sweep.hpp"
+#include "collplan/topology/families.hpp"
 
 using namespace collplan;
 

@@ -7,8 +7,9 @@
 //       .applies = [](const Problem& p) -> std::string { return ""; },  // "" = applies, else the reason not
 //       .generate = [](const Problem& p) { ... return schedule; }}};
 //
-// The CLI, the planner, the docs and the tests enumerate it; nothing else lists algorithms (collplan.mpi names
-// one default per collective, DEFAULT_ALGORITHMS in python/collplan/mpi.py).
+// The CLI, the planner, the docs, the MPI runtime and the tests enumerate it, and no other code keeps a list of
+// algorithms. Code that names one algorithm does so for a purpose of its own: the Python MPI module's default per
+// collective (python/collplan/mpi.py), the reproductions of the papers, a paper family's closed forms.
 #pragma once
 #include <functional>
 #include <map>
@@ -87,7 +88,8 @@ struct Algorithm {
     std::vector<ParamSpec> params;
     std::function<std::string(const Problem&)> applies;  // "" if it applies, else why not (one line)
     std::function<Schedule(const Problem&)> generate;
-    std::vector<std::string> default_topologies;  // families for `verify --all` (see verify/sweep.hpp)
+    std::vector<std::string> default_topologies;  // families (topology/families.hpp): every shape for `verify
+                                                  // --all`; the runtime tries their balanced grids
     std::vector<std::map<std::string, std::string>> sweep_params;  // parameter sets `verify --all` covers
                                                                     // (empty: the defaults only)
     std::function<std::vector<ParamSet>(const CandidateQuery&)> candidates;  // empty: the defaults only

@@ -1,30 +1,9 @@
 #include "collplan/verify/sweep.hpp"
 
+#include "collplan/topology/families.hpp"
+
 namespace collplan {
 namespace {
-
-void factorizations(int P, int parts, std::vector<int>& cur, std::vector<std::vector<int>>& out) {
-    if (parts == 1) {
-        if (P >= 2) {
-            cur.push_back(P);
-            out.push_back(cur);
-            cur.pop_back();
-        }
-        return;
-    }
-    for (int a = 2; a <= P / 2; ++a)
-        if (P % a == 0) {
-            cur.push_back(a);
-            factorizations(P / a, parts - 1, cur, out);
-            cur.pop_back();
-        }
-}
-
-std::string shape(const std::string& kind, const std::vector<int>& sides) {
-    std::string s = kind + ":";
-    for (size_t i = 0; i < sides.size(); ++i) s += (i ? "x" : "") + std::to_string(sides[i]);
-    return s;
-}
 
 // Allreduce: the operations the schedule claims (declared on it): max only when it is idempotent-only; else sum,
 // and also a non-commutative operation unless it needs commutativity.
@@ -37,26 +16,6 @@ std::vector<std::string> operations(const Algorithm& a, const Problem& p) {
 }
 
 }  // namespace
-
-std::vector<std::string> family_topologies(const std::string& family, int P) {
-    if (family == "full" || family == "ring" || family == "line") return {family + ":" + std::to_string(P)};
-    if (family == "hypercube") {
-        if (P & (P - 1)) return {};
-        int d = 0;
-        while ((1 << d) < P) ++d;
-        return {"hypercube:" + std::to_string(d)};
-    }
-    const bool torus = family.rfind("torus", 0) == 0;
-    if (family == "torus2d" || family == "mesh2d" || family == "torus3d" || family == "mesh3d") {
-        std::vector<std::vector<int>> fs;
-        std::vector<int> cur;
-        factorizations(P, family.find("3d") != std::string::npos ? 3 : 2, cur, fs);
-        std::vector<std::string> out;
-        for (const auto& f : fs) out.push_back(shape(torus ? "torus" : "mesh", f));
-        return out;
-    }
-    throw Error("unknown topology family '" + family + "' (allowed: full, ring, line, hypercube, torus2d, mesh2d, torus3d, mesh3d)");
-}
 
 std::vector<uint64_t> sweep_counts(int P) {
     std::vector<uint64_t> c(static_cast<size_t>(std::max(P, 0)));

@@ -1,5 +1,5 @@
 // The one loop that checks every registered algorithm (SimGrid's idea): for each algorithm, every P up to a
-// limit on each of its default topology families, with every reduction operation it claims to support.
+// limit on each shape of its default topology families (topology/families.hpp), with every reduction operation it claims to support.
 // Used by `collplan verify --all` and by the C++ and Python test suites.
 #pragma once
 #include <string>
@@ -19,11 +19,6 @@ struct SweepCase {
     int root = 0;                  // rooted collectives: 0, P/2 and P-1 are swept
     std::vector<uint64_t> counts;  // allgatherv, reduce_scatter: uneven units per rank, some of them 0
 };
-
-// Topology specs of a family for P ranks: "full" -> full:P, "ring" -> ring:P, "line" -> line:P,
-// "hypercube" -> hypercube:log2 P (P a power of two), "torus2d"/"mesh2d" -> every AxB = P with A, B >= 2,
-// "torus3d"/"mesh3d" -> every AxBxC = P with sides >= 2.
-std::vector<std::string> family_topologies(const std::string& family, int ranks);
 
 // The cases of one algorithm for P = 1..max_ranks and each of its sweep_params (declined problems are skipped
 // and counted in `declined`). Rooted collectives get roots 0, P/2 and P-1; collectives with per-rank counts get
