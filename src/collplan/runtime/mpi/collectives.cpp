@@ -13,6 +13,7 @@
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/model.hpp"
+#include "collplan/topology/families.hpp"
 
 namespace collplan::mpi {
 
@@ -127,35 +128,16 @@ std::shared_ptr<CommState> state_of(MPI_Comm comm) {
     return st;
 }
 
-// MPI_Dims_create's shape for P ranks in `nd` dimensions, as collplan writes it (MPI numbers ranks row-major with
-// the last dimension fastest; collplan's first dimension is the fastest one, so the sides are reversed).
-std::string dims_spec(const char* kind, int P, int nd) {
+// MPI_Dims_create's balanced grid of P ranks in `nd` dimensions, largest side first (topology/families.hpp).
+std::vector<int> mpi_balanced_grid(int P, int nd) {
     std::vector<int> dims(static_cast<size_t>(nd), 0);
-    if (MPI_Dims_create(P, nd, dims.data()) != MPI_SUCCESS) return "";
-    std::string s = std::string(kind) + ":";
-    for (int i = nd - 1; i >= 0; --i) s += std::to_string(dims[static_cast<size_t>(i)]) + (i ? "x" : "");
-    return s;
-}
-
-// The shapes of a topology family for P ranks that the runtime tries: rings and lines of P, the hypercube when P is
-// a power of two, and the 2-D/3-D torus or mesh of MPI_Dims_create (and the 2-D one transposed).
-std::vector<std::string> family_shapes(const std::string& fam, int P) {
-    if (fam == "ring" || fam == "line" || fam == "full") return {fam + ":" + std::to_string(P)};
-    if (fam == "hypercube") {
-        if (P < 2 || (P & (P - 1))) return {};
-        return {"hypercube:" + std::to_string(std::countr_zero(static_cast<unsigned>(P)))};
-    }
-    const char* kind = fam.rfind("torus", 0) == 0 ? "torus" : "mesh";
-    const int nd = fam.find("3d") != std::string::npos ? 3 : 2;
-    const std::string spec = dims_spec(kind, P, nd);
-    if (nd == 3 || spec.empty()) return {spec};
-    const size_t colon = spec.find(':'), x = spec.find('x');
-    return {spec, spec.substr(0, colon + 1) + spec.substr(x + 1) + "x" + spec.substr(colon + 1, x - colon - 1)};
+    if (MPI_Dims_create(P, nd, dims.data()) != MPI_SUCCESS) return {};
+    return dims;
 }
 
 // The topology the schedule is generated for, the first that the algorithm applies to of: params["topology"];
 // the communicator's own (CommState::topologies: COLLPLAN_TOPOLOGY, MPI_Cart_create's grid); full:P; and the
-// shapes of the algorithm's default families (family_shapes).
+// shapes of the algorithm's default families that the runtime tries (topology/families.hpp, balanced_family_shapes).
 Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::string>& params, const Inputs& inputs,
                        const std::vector<std::string>& comm_topologies) {
     auto it = params.find("topology");
@@ -167,7 +149,7 @@ Topology pick_topology(const Algorithm& a, int P, std::map<std::string, std::str
     std::vector<std::string> specs = comm_topologies;
     specs.push_back("full:" + std::to_string(P));
     for (const std::string& fam : a.default_topologies)
-        for (const std::string& spec : family_shapes(fam, P))
+        for (const std::string& spec : balanced_family_shapes(fam, P, mpi_balanced_grid))
             if (!spec.empty()) specs.push_back(spec);
     const Params valid = validate_params(a, params);
     std::string reasons;
