@@ -1,4 +1,4 @@
-// The full correctness sweep of issue 5: allreduce/nway_dissemination for every P in 1..Pmax and n in 1..7,
+// The full correctness sweep of the n-way dissemination family: allreduce/nway_dissemination for every P in 1..Pmax and n in 1..7,
 // with each take-out (keep, inverse, none), verified exactly-once with a sum by the symbolic verifier. Also counts
 // the P without a 5-tuple per n and the most last-round messages the fallback needs.
 //   build/bench/bench_nway_sweep [Pmax=1024]

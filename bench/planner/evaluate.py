@@ -1,4 +1,4 @@
-"""Evaluation of the planner on this machine (issue 9; results in bench/planner/results-<abi>.md, docs/planner.md).
+"""Evaluation of the planner on this machine (results in bench/planner/results-<abi>.md, docs/planner.md).
 
 For each P and collective, one `collplan plan --evaluator measure --prune 0` run under mpirun times EVERY
 candidate (and the MPI library's own collective) at every size, next to the estimate of each on the calibrated

@@ -1,4 +1,4 @@
-"""Per-call cost of the Python API (issue 14): mpi4py's blocking collective vs collplan.mpi's blocking call vs a
+"""Per-call cost of the Python API: mpi4py's blocking collective vs collplan.mpi's blocking call vs a
 collplan persistent request (start + wait), side by side in one run, OSU style.
 
     mpirun -n 2 .venv/bin/python bench/python/latency.py [--iters 2000] [--reps 7]

@@ -1,4 +1,4 @@
-// Bindings of the n-way dissemination family's arithmetic and cost model (issue 5): last-round plans, 5-tuples,
+// Bindings of the n-way dissemination family's arithmetic and cost model (End et al.): last-round plans, 5-tuples,
 // per-n costs and the choice of n. The Python side is python/collplan/dissemination.py.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>

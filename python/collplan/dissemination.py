@@ -1,4 +1,5 @@
-"""The n-way dissemination allreduce's last-round plans, 5-tuples and per-n costs (issue 5).
+"""The n-way dissemination allreduce's last-round plans, 5-tuples and per-n costs (End et al., "Adaption of the n-way
+dissemination algorithm for GASPI split-phase allreduce").
 
     from collplan import dissemination
     dissemination.plan(8, 2)             # {'rounds': 2, 'window': 3, 'tuple': {'s': 2, ...}, 'prefixes': [3, 2], ...}
@@ -9,7 +10,8 @@
 from __future__ import annotations
 
 from . import _core
-from .api import _model_of, parse_size_any
+from .api import parse_size_any
+from .machines import resolve_machine
 
 DEFAULT_MODEL: str = _core.default_dissemination_model
 MAX_N: int = _core.dissemination_max_n
@@ -26,7 +28,7 @@ def five_tuples(ranks: int, n: int) -> list[dict]:
 
 
 def _spec(machine: str | None, model: str | None) -> str:
-    return DEFAULT_MODEL if machine is None and model is None else _model_of(machine, model)[0]
+    return DEFAULT_MODEL if machine is None and model is None else resolve_machine(machine, model).model
 
 
 # The last round's fallback is a coin change over 0..P (an int and an int64 per value: nway_common.cpp).

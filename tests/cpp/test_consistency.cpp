@@ -1,4 +1,4 @@
-// Rank-consistency (issue 13): every rank's allreduce result is the same expression -- operands, order and
+// Rank-consistency (docs/allreduce.md): every rank's allreduce result is the same expression -- operands, order and
 // association -- so floating-point results are bitwise equal on every rank. The verifier's expressions on
 // hand-built schedules (association, inverse), every registered allreduce algorithm against what it declares,
 // recexch's old digit-dependent order, nway_dissemination forward=contributions, and the one table of operations.

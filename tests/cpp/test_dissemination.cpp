@@ -1,4 +1,4 @@
-// The n-way dissemination family (issue 5): the paper's data boundaries and 5-tuples (eq. 5-8), the five cases of
+// The n-way dissemination family (End et al.): the paper's data boundaries and 5-tuples (eq. 5-8), the five cases of
 // Theorem 1, the fallback where no 5-tuple exists, exactly-once verification on the fast subset of P and n, the
 // unadapted variant's double counting, the cost model against the estimate, the choice of n, recexch and the
 // adapted barrier.

@@ -1,4 +1,4 @@
-"""The user's first hour (issue 15): tables within 100 columns, --csv beside --json, plots in the format of their
+"""The user's first hour: tables within 100 columns, --csv beside --json, plots in the format of their
 extension with the legend off the data, --version, help texts, progress when stderr is a pipe, --schedule -,
 reproduce's required claims, run --format osu, and runtime.md's Python example under both MPIs."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A2AT vs pairwise exchange vs ring on 2D tori (and an 8x8 mesh) in the packet simulator, with per-group pacing.
 
-Source: shared/seeds/004_8bc3f074b925d9f5.txt (IPSJ SIG-HPC 2010-HPC-126 No.14) and the A2AT notes in
-shared/seeds/README.md. The machine is python/collplan/machines/a2at-torus.toml (the readable parts of the
+Source: "Simulation evaluation of an optimal all-to-all communication algorithm using packet pacing" (IPSJ SIG-HPC
+2010-HPC-126 No.14) and the public abstracts on A2AT (docs/exchange.md, "A2AT"). The machine is python/collplan/machines/a2at-torus.toml (the readable parts of the
 report's Table 1). What the report says, as far as it can be read: on 8x8, a2at 71.3 ms, pwx 87.0 ms, ring 163.0 ms
 without pacing (1 MiB per destination, Figures 6, 8, 9); pacing 1.25 gives a2at 42.7 ms (8x8) and 30.7 ms (9x9,
 127.9% of its ideal; Figures 14, 15); pacing chosen per group of the algorithm (its Table 4 / Figure 16: one setting
@@ -38,7 +38,7 @@ from . import Claim, Report, ranking
 
 NAME = "a2at-torus"
 SUMMARY = ("A2AT vs pairwise vs ring on 8x8, 9x9, 16x16 tori and an 8x8 mesh, packet simulation with per-group "
-           "pacing (seed 004)")
+           "pacing (IPSJ SIG-HPC 2010-HPC-126)")
 
 ALGORITHMS = ["alltoall/a2at", "alltoall/pairwise", "alltoall/ring"]
 # variant -> (A2AT parameters, network keys)
@@ -55,8 +55,8 @@ MESH_VARIANTS = ["none", "load, fcfs, barrier", "load, fcfs, barrier, VOQs"]
 MESH_NETS = {"none": ({}, ""), "load, fcfs, barrier": VARIANTS[TARGET],
              "load, fcfs, barrier, VOQs": ({"sync": "barrier"}, "pacing=load,arbitration=fcfs,voq=1")}
 PAPER_RATIO = 1.075                 # the report's best, 25.8 / 24.0 ms on 9x9 (Figure 17)
-PAPER_VOQ = 1.09                    # published with virtual output queues (seeds/README.md)
-PAPER_MESH = 1.20                   # published for the mesh variant (seeds/README.md)
+PAPER_VOQ = 1.09                    # published with virtual output queues (A2AT abstracts, docs/exchange.md)
+PAPER_MESH = 1.20                   # published for the mesh variant (A2AT abstracts, docs/exchange.md)
 PAPER_HOPS125_9x9 = 30.7 / 24.0     # Figure 15: 127.9%
 
 

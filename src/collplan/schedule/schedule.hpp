@@ -120,12 +120,13 @@ public:
     std::string algorithm;            // registry name, e.g. "allgather/ring"
     std::string params;               // canonical "k=v;k=v" of the parameters it was generated with
     std::string topology;             // topology spec it was generated for ("" = any)
-    bool needs_commutative = false;   // allreduce: correct only for commutative operations
-    bool needs_inverse = false;       // allreduce: uses reduce with opflag::inverse
-    bool idempotent_only = false;     // allreduce: correct only for idempotent operations (reduction.hpp)
-    bool rank_consistent = false;     // allreduce: every rank's result element is the same expression (same
-                                      // operands, order and association), so floating-point results are bitwise
-                                      // equal on every rank; the verifier checks the claim (verify.hpp)
+    // The reductions (allreduce, reduce, reduce_scatter_block, reduce_scatter; describe(c).reduction):
+    bool needs_commutative = false;   // correct only for commutative operations
+    bool needs_inverse = false;       // uses reduce with opflag::inverse (allreduce/nway_dissemination_plain)
+    bool idempotent_only = false;     // correct only for idempotent operations (reduction.hpp)
+    bool rank_consistent = false;     // every rank's result element is the same expression (same operands, order
+                                      // and association), so floating-point results are bitwise equal on every
+                                      // rank that holds it; the verifier checks the claim (verify.hpp)
     int root = 0;                     // rooted collectives (bcast, reduce, gather, scatter): the root rank
     // Units of each item (collective.hpp) when they differ: alltoallv's P x P matrix (block i->j at i * P + j),
     // allgatherv's and reduce_scatter's P counts; empty for the other collectives (every item one unit).

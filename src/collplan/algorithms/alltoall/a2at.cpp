@@ -1,7 +1,7 @@
 // alltoall/a2at -- A2AT: the all-port torus all-to-all that sends to four symmetric destinations at once.
 //
 // Source:        "Simulation evaluation of an optimal all-to-all communication algorithm using packet pacing"
-//                (IPSJ SIG-HPC 2010-HPC-126, seed 004) and the notes on A2AT in seeds/README.md. The report is mostly
+//                (IPSJ SIG-HPC 2010-HPC-126 No.14) and the public abstracts on A2AT (docs/exchange.md, "A2AT"). The report is mostly
 //                unreadable; the group order "ring" is read from the legend of its figure 16 (Seq / Phase / Hop for
 //                9x9), sync=barrier from its section 4.5 (a dissemination barrier between groups, Table 5). The
 //                handling of half-ring offsets on even sides and the mesh variant are derived here.

@@ -1,4 +1,4 @@
-// Shared by the complete-exchange family of Nicol & Bokhari (seed 002): alltoall/direct_exchange,
+// Shared by the complete-exchange family of Nicol & Bokhari (SIGMETRICS 1994): alltoall/direct_exchange,
 // alltoall/standard_exchange and alltoall/multiphase. See docs/exchange.md.
 #pragma once
 #include <span>

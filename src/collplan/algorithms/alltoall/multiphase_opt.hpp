@@ -1,6 +1,6 @@
 // The cost model of complete exchange on a circuit-switched hypercube and the optimal multiphase partition
 // (Nicol & Bokhari, "Optimal multiphase complete exchange on circuit-switched hypercube architectures",
-// SIGMETRICS 1994; seed 002). Notation of the paper: d = cube dimension, m = bytes per logical message (block),
+// SIGMETRICS 1994). Notation of the paper: d = cube dimension, m = bytes per logical message (block),
 // lambda = start-up, tau = per byte, delta = circuit set-up (distance independent), rho = shuffle per byte,
 // Q = Q(d) = one global barrier.
 //

@@ -1,6 +1,6 @@
 // alltoall/ring -- the shifted-ring all-to-all: in step k every rank sends to the rank k places to its right.
 //
-// Source:        the "ring" baseline of the A2AT study (seed 004, IPSJ SIG-HPC 2010; its text is unreadable, the
+// Source:        the "ring" baseline of the A2AT study (IPSJ SIG-HPC 2010-HPC-126 No.14; its text is unreadable, the
 //                algorithm is the usual shifted exchange); Open MPI's coll_tuned "pairwise" alltoall uses the same
 //                partners for every P, MPICH's pairwise alltoall for P not a power of two.
 // Preconditions: any P >= 1; any topology. On a torus with row-major ranks every step is a shift by the same

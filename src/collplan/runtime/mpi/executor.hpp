@@ -65,7 +65,6 @@ public:
     // Tags a run uses: tag_base .. tag_base + kTagWindow - 1 (schedule tags below kTagWindow - 1, then the barrier's).
     static constexpr int kTagWindow = 256;
     uint64_t stage_bytes() const { return stage_bytes_; }
-    uint64_t reduce_scratch_bytes() const { return scratch_bytes_; }
     size_t datatypes() const { return ndtypes_; }
     bool writes_input() const { return writes_in_; }  // some op writes the `in` buffer (then callers stage it)
 
