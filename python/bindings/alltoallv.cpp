@@ -43,19 +43,10 @@ nb::dict stats_dict(const std::vector<uint64_t>& m) {
     return d;
 }
 
-// The phases of a phased algorithm ("linear_permutation", "random_schedule", "random_schedule_heap",
-// "edge_coloring", with or without the "alltoallv/" prefix).
+// The phases of a phased algorithm (alltoallv::plan_of names them).
 nb::dict plan_dict(const std::string& name, const std::vector<uint64_t>& m, uint64_t seed, int cutoff_pct) {
     const int P = ranks_of(m);
-    const std::string n = name.rfind("alltoallv/", 0) == 0 ? name.substr(10) : name;
-    alltoallv::PhasePlan plan;
-    if (n == "linear_permutation") plan = alltoallv::plan_linear_permutation(m, P);
-    else if (n == "random_schedule") plan = alltoallv::plan_random(m, P, seed);
-    else if (n == "random_schedule_heap") plan = alltoallv::plan_random_heap(m, P, seed, cutoff_pct);
-    else if (n == "edge_coloring") plan = alltoallv::plan_edge_coloring(m, P);
-    else
-        throw Error("unknown phased alltoallv algorithm '" + name +
-                    "' (allowed: linear_permutation, random_schedule, random_schedule_heap, edge_coloring)");
+    const alltoallv::PhasePlan plan = alltoallv::plan_of(name, m, P, seed, cutoff_pct);
     nb::list phases;
     for (const auto& ph : plan.phases) {
         std::vector<std::tuple<int, int, uint64_t>> xs;

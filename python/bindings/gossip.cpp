@@ -60,10 +60,7 @@ void bind_gossip(nb::module_& m) {
     }, "n"_a, "wrap"_a, "r"_a, "unit"_a = 1.0, "a"_a = 0, "b"_a = 0, "k"_a = 0, "radix"_a = 3);
     m.def("gossip_units", [](const std::string& alg, int n, bool wrap, double r, double unit, int a, int b, int k,
                              int radix) {
-        if (alg == "approach1") return gossip::approach1_units(n, wrap, r, unit);
-        if (alg == "approach2") return gossip::approach2_units(n, radix, r, unit);
-        if (alg == "circgos") return gossip::circgos_units(n, wrap, {a, b, k, radix}, r, unit);
-        throw Error("gossip_units: algorithm '" + alg + "' (allowed: approach1, approach2, circgos)");
+        return gossip::units_of(alg, n, wrap, {a, b, k, radix}, r, unit);
     }, "algorithm"_a, "n"_a, "wrap"_a, "r"_a, "unit"_a = 1.0, "a"_a = 1, "b"_a = 2, "k"_a = 1, "radix"_a = 3);
     m.def("gossip_best_diagonal", [](const std::string& topo, double r, bool sum_diagonal, int colours, int a, int b,
                                      int k, int radix) {

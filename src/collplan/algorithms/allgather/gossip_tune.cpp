@@ -76,6 +76,13 @@ double circgos_units(int n, bool wrap, const CircParams& p, double r, double uni
     return t;
 }
 
+double units_of(const std::string& algorithm, int n, bool wrap, const CircParams& p, double r, double unit) {
+    if (algorithm == "approach1") return approach1_units(n, wrap, r, unit);
+    if (algorithm == "approach2") return approach2_units(n, p.radix, r, unit);
+    if (algorithm == "circgos") return circgos_units(n, wrap, p, r, unit);
+    throw Error("gossip units: algorithm '" + algorithm + "' (allowed: approach1, approach2, circgos)");
+}
+
 CircParams best_circgos(int n, bool wrap, double r, double unit, const CircSearch& s, double* cost) {
     CircParams best{1, 2, 1, s.radix};
     double best_t = HUGE_VAL;

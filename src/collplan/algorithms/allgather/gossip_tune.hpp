@@ -18,6 +18,8 @@ namespace collplan::gossip {
 double approach1_units(int n, bool wrap, double r, double unit = 1);
 double approach2_units(int n, int radix, double r, double unit = 1);
 double circgos_units(int n, bool wrap, const CircParams& p, double r, double unit = 1);
+// One of the three by name ("approach1", "approach2", "circgos"); throws Error naming the allowed ones.
+double units_of(const std::string& algorithm, int n, bool wrap, const CircParams& p, double r, double unit = 1);
 
 // Search over a (1..n), b (2..max_b), k (1..max_k); a fixed value (> 0) restricts that parameter.
 struct CircSearch {

@@ -140,6 +140,16 @@ std::vector<uint64_t> testset_nonuniform(int P, int d, uint64_t max_units, uint6
     return m;
 }
 
+PhasePlan plan_of(const std::string& name, std::span<const uint64_t> m, int P, uint64_t seed, int cutoff_pct) {
+    const std::string n = name.rfind("alltoallv/", 0) == 0 ? name.substr(10) : name;
+    if (n == "linear_permutation") return plan_linear_permutation(m, P);
+    if (n == "random_schedule") return plan_random(m, P, seed);
+    if (n == "random_schedule_heap") return plan_random_heap(m, P, seed, cutoff_pct);
+    if (n == "edge_coloring") return plan_edge_coloring(m, P);
+    throw Error("unknown phased alltoallv algorithm '" + name +
+                "' (allowed: linear_permutation, random_schedule, random_schedule_heap, edge_coloring)");
+}
+
 std::string check_plan(const PhasePlan& plan, std::span<const uint64_t> m, int P) {
     if (std::string why = check_matrix(m, P); !why.empty()) return why;
     std::vector<uint64_t> sum(m.size(), 0);

@@ -74,6 +74,10 @@ PhasePlan plan_linear_permutation(std::span<const uint64_t> m, int P);
 PhasePlan plan_random(std::span<const uint64_t> m, int P, uint64_t seed);
 PhasePlan plan_random_heap(std::span<const uint64_t> m, int P, uint64_t seed, int cutoff_pct);
 PhasePlan plan_edge_coloring(std::span<const uint64_t> m, int P);
+// The plan of the phased algorithm `name` ("linear_permutation", "random_schedule", "random_schedule_heap",
+// "edge_coloring", with or without the "alltoallv/" prefix); seed and cutoff_pct where it takes them. Throws Error
+// naming the allowed ones.
+PhasePlan plan_of(const std::string& name, std::span<const uint64_t> m, int P, uint64_t seed, int cutoff_pct);
 
 // "" when every phase is a partial permutation without self-messages and the transfers of each pair add up to
 // its matrix entry; else the first violation.
