@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collplan/common/error.hpp"
+#include "collplan/topology/families.hpp"
 #include "collplan/topology/topology.hpp"
 
 namespace collplan {
@@ -305,6 +306,35 @@ TEST(Topology, LargeShapes) {
     Topology big = Topology::full(100000);
     EXPECT_EQ(big.distance(3, 99999), 1);
     EXPECT_THROW(big.num_links(), Error);
+}
+
+}  // namespace
+}  // namespace collplan
+
+namespace collplan {
+namespace {
+
+TEST(Families, EveryShapeForVerifyAndTheBalancedOnesForTheRuntime) {
+    EXPECT_EQ(family_topologies("ring", 6), std::vector<std::string>{"ring:6"});
+    EXPECT_EQ(family_topologies("hypercube", 8), std::vector<std::string>{"hypercube:3"});
+    EXPECT_TRUE(family_topologies("hypercube", 6).empty());
+    EXPECT_EQ(family_topologies("torus2d", 12), (std::vector<std::string>{"torus:2x6", "torus:3x4", "torus:4x3", "torus:6x2"}));
+    EXPECT_EQ(family_topologies("mesh3d", 8), std::vector<std::string>{"mesh:2x2x2"});
+    EXPECT_THROW(family_topologies("torus4d", 16), Error);
+    // The runtime's: the grid a balanced-grid function gives (largest side first), first dimension fastest, and
+    // the 2-D one transposed; no hypercube below P = 2.
+    const BalancedGrid fake = [](int P, int nd) { return nd == 2 ? std::vector<int>{P / 3, 3} : std::vector<int>{P / 4, 2, 2}; };
+    EXPECT_EQ(balanced_family_shapes("torus2d", 12, fake), (std::vector<std::string>{"torus:3x4", "torus:4x3"}));
+    EXPECT_EQ(balanced_family_shapes("mesh3d", 12, fake), std::vector<std::string>{"mesh:2x2x3"});
+    EXPECT_EQ(balanced_family_shapes("line", 5, fake), std::vector<std::string>{"line:5"});
+    EXPECT_TRUE(balanced_family_shapes("hypercube", 1, fake).empty());
+    EXPECT_TRUE(balanced_family_shapes("torus2d", 7, [](int, int) { return std::vector<int>{}; }).empty());
+    try {
+        balanced_family_shapes("donut", 4, fake);
+        FAIL() << "unknown family accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'donut'"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
