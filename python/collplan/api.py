@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from . import _core
 from ._core import CollplanError
 from .limits import max_memory as _max_memory
-from .machines import load_machine
+from .machines import Machine, resolve_machine
 
 
 # The collective descriptors (src/collplan/schedule/collective.hpp): name, mpi_name, rooted, reduction, counts
@@ -147,20 +147,12 @@ def row_labels(rows: list[EstimateRow]) -> list[str]:
     return out
 
 
-def _model_of(machine: str | None, model: str | None) -> tuple[str, str]:
-    if (machine is None) == (model is None):
-        raise CollplanError("give exactly one of a machine (name or file) and a model spec")
-    if machine is not None:
-        m = load_machine(machine)
-        return m.model, m.topology
-    return _core.check_model(model), ""
-
-
-def estimate(sched: _core.Schedule, sizes, machine: str | None = None, model: str | None = None,
+def estimate(sched: _core.Schedule, sizes, machine: str | Machine | None = None, model: str | None = None,
              topology: str | None = None, max_memory=None) -> list[EstimateRow]:
     """Analytic time of a schedule for each size (allgather: bytes per rank; alltoall: per destination;
-    allreduce: the whole vector) with the lower bound next to it."""
-    spec, _ = _model_of(machine, model)
+    allreduce: the whole vector) with the lower bound next to it. `machine`: a Machine, or a bundled name or TOML
+    file (machines.resolve_machine); or `model`, a model spec."""
+    spec = resolve_machine(machine, model).model
     topo = topology or sched.topology or f"full:{sched.ranks}"
     sizes = [parse_size_any(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(sizes))]
     times = _core.estimate(sched, topo, spec, [float(n) for n in sizes], _max_memory(max_memory))
@@ -169,10 +161,10 @@ def estimate(sched: _core.Schedule, sizes, machine: str | None = None, model: st
             for n, t in zip(sizes, times)]
 
 
-def lower_bound(collective: str, ranks: int, size, machine: str | None = None, model: str | None = None,
+def lower_bound(collective: str, ranks: int, size, machine: str | Machine | None = None, model: str | None = None,
                 topology: str | None = None) -> float:
-    spec, default_topo = _model_of(machine, model)
-    return _core.lower_bound(collective, ranks, topology or default_topo or f"full:{ranks}", spec,
+    m = resolve_machine(machine, model)
+    return _core.lower_bound(collective, ranks, topology or m.topology or f"full:{ranks}", m.model,
                              float(parse_size_any(size)))
 
 

@@ -54,6 +54,19 @@ def read_machine_text(path: str) -> str:
     return limits.read_text(path, limits.MACHINE_MAX_BYTES, "machine file", from_limit=False)
 
 
+def resolve_machine(machine: "str | Machine | None" = None, model: str | None = None) -> Machine:
+    """The machine of a call, resolved once: exactly one of `machine` (a Machine as it is; a bundled name or a TOML
+    file, loaded) and `model` (a model spec: a machine of that model with no topology and no [network] table)."""
+    if (machine is None) == (model is None):
+        raise CollplanError("give exactly one of a machine (name or file) and a model spec")
+    if isinstance(machine, Machine):
+        return machine
+    if machine is not None:
+        return load_machine(machine)
+    spec = _core.check_model(model)
+    return Machine(name=spec, description="", topology="", model=spec)
+
+
 def load_machine(name_or_path: str) -> Machine:
     """Load a bundled machine by name (see machine_names()) or a TOML file by path."""
     path = Path(name_or_path)

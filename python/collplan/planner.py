@@ -18,17 +18,17 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import _ranks_and_topology, algorithms, schedule, unsupported_op
+from .api import COLLECTIVES, _ranks_and_topology, algorithms, describe, resolve_name, schedule, unsupported_op
 from .limits import max_memory as limit_of
-from .machines import load_machine
+from .machines import Machine, resolve_machine
 from .progress import Progress
 
 EVALUATORS = ("estimate", "simulate", "measure")
-PLANNED = ("allgather", "alltoall", "allreduce", "barrier", "bcast", "reduce", "reduce_scatter_block", "reduce_scatter",
-           "allgatherv", "gather", "scatter")
-ROOTED = ("bcast", "reduce", "gather", "scatter")
-REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
-PER_RANK_COUNTS = ("allgatherv", "reduce_scatter")  # planned with even counts: a size is the bytes per rank
+# From the collective descriptors (api.COLLECTIVES: src/collplan/schedule/collective.hpp), in the core's order.
+ROOTED = tuple(c["name"] for c in COLLECTIVES if c["rooted"])
+REDUCTIONS = tuple(c["name"] for c in COLLECTIVES if c["reduction"])
+PER_RANK_COUNTS = tuple(c["name"] for c in COLLECTIVES if c["counts"] == "per_rank")  # compared with even counts
+PLANNED = tuple(c["name"] for c in COLLECTIVES if c["counts"] != "matrix")  # not those whose schedules follow a matrix
 NATIVE = "native"
 NOISE_FLOOR = 0.05  # a measured schedule replaces native only when it is faster by more than this plus the noise
 
@@ -126,45 +126,94 @@ class Plan:
             "declined": self.declined, "notes": self.notes}
 
 
+# ------------------------------------------------------------------------------------------- the problem
+@dataclass
+class Problem:
+    """One collective problem, resolved once where a command or call starts (resolve_problem), then passed on."""
+    collective: str
+    ranks: int
+    topology: str                            # canonical spec (full:P when none was given)
+    algorithm: str = "all"                   # a registry name, or "all": every algorithm of the collective
+    params: dict = field(default_factory=dict)  # parameters of every candidate (NAME: VALUE strings)
+    root: int = 0                            # bcast, reduce, gather, scatter; 0 elsewhere
+    op: str = "sum"                          # the reductions' operation ("": any)
+    counts: list[int] | None = None          # allgatherv, reduce_scatter: units per rank
+    matrix: list | None = None               # alltoallv: P x P units, rows = senders
+
+
+def resolve_problem(collective: str, ranks: int | None = None, topology: str | None = None, algorithm: str = "all",
+                    params: dict | None = None, root: int = 0, op: str = "sum", counts=None, matrix=None) -> Problem:
+    """A Problem, checked: P and the topology (one of them at least), the root (a rank of P for the rooted
+    collectives, 0 elsewhere). allgatherv and reduce_scatter compared over every algorithm without counts get one
+    unit per rank (a size is then the bytes of each rank's part, as the planner compares them)."""
+    info = describe(collective)
+    ranks, topology = _ranks_and_topology(ranks, topology)
+    if info["rooted"] and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < ranks):
+        raise CollplanError(f"root {root!r} is not a rank of P={ranks} (allowed: 0..{ranks - 1})")
+    if not info["rooted"] and root != 0:
+        raise CollplanError(f"root {root!r} is invalid for {collective} (allowed: 0; it has no root)")
+    if counts is None and algorithm == "all" and info["counts"] == "per_rank":
+        counts = [1] * ranks
+    return Problem(collective, ranks, topology, algorithm, {str(k): str(v) for k, v in (params or {}).items()}, root,
+                   op, None if counts is None else list(counts), matrix)
+
+
 # ------------------------------------------------------------------------------------------- candidates
-def enumerate_candidates(collective: str, ranks: int, topology: str, model: str, sizes: list[int], op: str,
-                         max_memory=None, root: int = 0):
-    """(candidates with their schedules, declined [{algorithm, reason}]) for a problem; the rooted collectives at
-    `root`, allgatherv and reduce_scatter with one unit per rank (a size is then the bytes of each rank's part)."""
-    if collective not in PLANNED:
-        raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
-                            "on the matrix: compare them with `collplan estimate --matrix`)")
-    inputs = {"root": root} if collective in ROOTED else {}
-    if collective in PER_RANK_COUNTS:
-        inputs["counts"] = [1] * ranks
+def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None, bar: Progress | None = None,
+               runtime=None) -> tuple[list[tuple[Candidate, _core.Schedule | None]], list[dict]]:
+    """The one search loop of estimate, simulate, plan and run (FFTW's planner): ([(candidate, its schedule)],
+    declined [{algorithm, reason}]).
+
+    With algorithm "all", every registered algorithm of the collective is asked whether it applies, then generated
+    with each parameter set it proposes for the machine's model and the size range (the registry's candidates
+    hook; without a machine, the problem's params); one whose generation fails, or whose schedule cannot compute
+    the problem's operation ("" = any), declines with the generator's reason. A named algorithm is generated with
+    the problem's params and its errors are raised (its operation is the caller's to check). The schedules
+    together stay within max_memory. `runtime(name) -> reason` is `collplan run`'s check instead: the MPI runtime
+    builds the schedule itself (and picks the topology), so its candidates carry no schedule (None). `bar` steps
+    once per algorithm."""
+    every = problem.algorithm == "all"
+    if every and runtime is None and describe(problem.collective)["counts"] == "matrix" and problem.matrix is None:
+        raise CollplanError(f"{problem.collective} needs its communication matrix to compare algorithms "
+                            "(a P x P matrix: --matrix FILE|SPEC)")
+    names = [a["name"] for a in algorithms(problem.collective)] if every else \
+        [resolve_name(problem.algorithm, problem.collective)]
+    P, topo = problem.ranks, problem.topology
     limit, used = limit_of(max_memory), 0
     out, declined = [], []
-    for a in algorithms(collective):
-        why = _core.applies(a["name"], ranks, topology, {})
+    for name in names:
+        if bar is not None:
+            bar.step()
+        why = "" if not every else runtime(name) if runtime is not None else _core.applies(name, P, topo, {})
         if why:
-            declined.append({"algorithm": a["name"], "reason": why})
+            declined.append({"algorithm": name, "reason": why})
             continue
-        sets = _core.candidates(a["name"], ranks, topology, model, float(min(sizes)), float(max(sizes)))
+        if runtime is not None:
+            out.append((candidate(name, problem.params), None))
+            continue
+        sets = _core.candidates(name, P, topo, machine.model, float(min(sizes)), float(max(sizes))) \
+            if every and machine is not None else [problem.params]
         for params in sets:
             try:
-                s = schedule(a["name"], ranks=ranks, topology=topology, params=params, max_memory=max(1, limit - used),
-                             **inputs)
+                s = schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix, counts=problem.counts,
+                             root=problem.root, max_memory=max(1, limit - used))
             except _core.MemoryLimitError as e:
-                raise CollplanError(f"plan: {e}" + (f" (with {_core.approx_bytes(used)} held by the {len(out)} "
-                                                    "candidates before it)" if out else "")) from None
+                raise _core.MemoryLimitError(f"{e}" + (f" (with {_core.approx_bytes(used)} held by the {len(out)} "
+                                                       "candidates before it)" if out else "")) from None
             except CollplanError as e:  # a parameter set that does not apply here
-                declined.append({"algorithm": candidate(a["name"], params).label(), "reason": str(e)})
+                if not every:
+                    raise
+                declined.append({"algorithm": candidate(name, params).label(), "reason": str(e)})
                 continue
-            why = unsupported_op(s, op) if collective in REDUCTIONS else ""
+            why = unsupported_op(s, problem.op) if every and problem.op and problem.collective in REDUCTIONS else ""
             if why:  # the parameter sets after it are variants of the same kind (e.g. reduce/binomial relative=1)
-                kept = any(c.algorithm == a["name"] for c, _ in out)
-                declined.append({"algorithm": candidate(a["name"], params).label() if kept else a["name"],
-                                 "reason": why})
+                kept = any(c.algorithm == name for c, _ in out)
+                declined.append({"algorithm": candidate(name, params).label() if kept else name, "reason": why})
                 break
-            out.append((candidate(a["name"], params), s))
+            out.append((candidate(name, params), s))
             used += s.memory_bytes
     if not out:
-        raise CollplanError(f"no {collective} algorithm applies to P={ranks} on {topology}: " +
+        raise CollplanError(f"no {problem.collective} algorithm applies to P={P} on {topo}: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
     return out, declined
 
@@ -181,7 +230,7 @@ def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = Tr
     return out
 
 
-def price_simulate(scheds, sizes, machine: str, fidelity: str, topology: str, progress: bool = True,
+def price_simulate(scheds, sizes, machine: str | Machine, fidelity: str, topology: str, progress: bool = True,
                    max_memory=None):
     from .sim import simulate
     out = []
@@ -260,7 +309,8 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
     if evaluator not in ("estimate", "simulate"):
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
-    plan_, scheds = setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory, root)
+    m = resolve_machine(machine) if machine else machine  # read once; setup refuses none
+    plan_, scheds = setup(collective, ranks, topology, m, sizes, op, evaluator, max_memory, root)
     if evaluator == "estimate":
         plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
@@ -271,33 +321,38 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
             return ta, tb
         plan_.ranges = threshold_table(plan_, refine)
     else:
-        plan_.times = price_simulate(scheds, plan_.sizes, machine, fidelity, plan_.topology, progress, max_memory)
+        plan_.times = price_simulate(scheds, plan_.sizes, m, fidelity, plan_.topology, progress, max_memory)
         plan_.evaluator = f"simulate ({fidelity})"
         plan_.ranges = threshold_table(plan_)
     return plan_
 
 
-def setup(collective, ranks, topology, machine, sizes, op, evaluator, max_memory=None, root: int = 0) -> tuple[Plan, list]:
+def setup(collective, ranks, topology, machine: str | Machine, sizes, op, evaluator, max_memory=None,
+          root: int = 0) -> tuple[Plan, list]:
     """The problem with its candidates (a Plan without times yet) and the candidates' schedules."""
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
-    m = load_machine(machine)
+    m = resolve_machine(machine)
+    if collective not in PLANNED:
+        raise CollplanError(f"cannot plan {collective} (allowed: {', '.join(PLANNED)}; alltoallv schedules depend "
+                            "on the matrix: compare them with `collplan estimate --matrix`)")
     if not topology and ranks is None:
         if not m.topology:
             raise CollplanError(f"give the number of ranks (--ranks P) or a topology (--topology T): machine "
                                 f"{m.name} has no topology of its own")
         topology = m.topology  # the machine's own network (e.g. paragon: mesh:10x14)
-    ranks, topology = _ranks_and_topology(ranks, topology)
     size_list = [0] if collective == "barrier" else sorted(set(
         int(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(str(sizes)))))
     if collective in REDUCTIONS and any(n % 8 for n in size_list):
         raise CollplanError(f"{collective} sizes must be multiples of 8 bytes (vectors of doubles), got "
                             f"{next(n for n in size_list if n % 8)}")
-    if collective in ROOTED and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < ranks):
-        raise CollplanError(f"root {root!r} is not a rank of P={ranks} (allowed: 0..{ranks - 1})")
-    found, declined = enumerate_candidates(collective, ranks, topology, m.model, size_list, op, max_memory, root)
-    plan_ = Plan(collective, ranks, topology, m.name, m.model, op if collective in REDUCTIONS else "", evaluator,
-                 size_list, [c for c, _ in found], [], declined, root=root if collective in ROOTED else 0)
+    prob = resolve_problem(collective, ranks, topology, root=root, op=op)
+    try:
+        found, declined = candidates(prob, m, size_list, max_memory)
+    except _core.MemoryLimitError as e:
+        raise CollplanError(f"plan: {e}") from None
+    plan_ = Plan(collective, prob.ranks, prob.topology, m.name, m.model, op if collective in REDUCTIONS else "",
+                 evaluator, size_list, [c for c, _ in found], [], declined, root=prob.root)
     return plan_, [s for _, s in found]
 
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from . import _core
 from ._core import CollplanError
-from .api import _model_of, parse_size_any
+from .api import parse_size_any
 from .limits import max_memory as limit_of
-from .machines import load_machine
+from .machines import Machine, resolve_machine
 
 FIDELITIES = ["loggp", "flow", "packet"]
 # Bins of the per-direction link use over time: a plot shows a few thousand at most (kMaxTimeBins in
@@ -97,8 +97,8 @@ class Simulation:
 
 
 def _resolve(machine, model, network, topology, sched) -> tuple[str, str, str]:
-    spec, machine_topo = _model_of(machine, model)
-    net = load_machine(machine).network if machine is not None else ""
+    m = resolve_machine(machine, model)  # a machine file is read once, for its model and its network
+    spec, net = m.model, m.network
     if network:
         net = ",".join(x for x in (net, network) if x)
         net = _override(net)
@@ -120,10 +120,11 @@ def _override(spec: str) -> str:
     return ",".join(f"{k}={v}" for k, v in items.items())
 
 
-def simulate(sched: _core.Schedule, machine: str | None = None, model: str | None = None, fidelity: str = "flow",
-             size=0, network: str = "", topology: str | None = None, seed: int = 0,
+def simulate(sched: _core.Schedule, machine: str | Machine | None = None, model: str | None = None,
+             fidelity: str = "flow", size=0, network: str = "", topology: str | None = None, seed: int = 0,
              progress: bool = False, bins: int = 200, max_memory=None) -> Simulation:
-    """Simulate a schedule on a machine (a bundled name or TOML file) or a model spec plus network parameters.
+    """Simulate a schedule on a machine (a Machine, a bundled name or a TOML file) or a model spec plus network
+    parameters.
 
     size: the collective's message size (int bytes or "64KiB"); network: "key=value,..." overriding the machine's
     [network] table; fidelity: loggp, flow or packet; max_memory: the limit (default a quarter of the RAM)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import _core, limits
 from ._core import CollplanError
-from .machines import load_machine, read_machine_text
+from .machines import load_machine, read_machine_text, resolve_machine
 
 Matrix = list  # list of P rows of ints
 MAX_UNITS = 1 << 40  # an entry of a matrix, and units/max_units of a test set, at most (sums stay within 64 bits)
@@ -455,9 +455,10 @@ def generate_recv_cost(matrix: Matrix, machine: str | None = None, model: str | 
     one short message per active entry to its receiver (the AC alltoallv of the mask matrix; O(P) memory). Where
     the machine file has a [drs_n] table those short messages are active messages of its `am` time each (one at a
     time per node), as on the CM-5; otherwise ordinary messages of the model."""
-    from .api import _model_of, estimate, schedule
+    from .api import estimate, schedule
     P = len(matrix)
-    spec, topo = _model_of(machine, model)
+    m = resolve_machine(machine, model)
+    spec, topo = m.model, m.topology
     topo = topo if topo and _core.Topology.parse(topo).nodes == P else f"full:{P}"
     if P == 1:
         return {"concat_s": 0.0, "am_s": 0.0, "concat_bytes": entry_bytes, "am_bytes": entry_bytes}

@@ -116,3 +116,45 @@ def test_flow_and_packet_count_their_per_node_and_per_link_state(fidelity):
     with pytest.raises(CollplanError, match=rf"simulate {fidelity} of bcast/binomial at P=1024 needs about .*"
                                             r"\(limit 2.00MiB, --max-memory\)"):
         collplan.simulate(s, model="hockney:alpha=1us,beta=1ns/B", fidelity=fidelity, max_memory="2MiB")
+
+
+MODEL = "hockney:alpha=1us,beta=1ns/B"
+
+
+def test_cli_all_takes_the_matrix_and_the_counts():
+    """--algorithm all builds every schedule from the problem's inputs (it used to drop --matrix and --counts)."""
+    from collplan.unstructured import matrix_from_spec
+    p = _cli("simulate", "--collective", "alltoallv", "--algorithm", "all", "--matrix", "testset1:P=8,d=3", "--model",
+             MODEL, "--fidelity", "loggp", "--size", "1KiB", "--json", "--links", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["results"]
+    assert {r["algorithm"] for r in rows} == {a["name"] for a in collplan.algorithms("alltoallv")}
+    m = matrix_from_spec("testset1:P=8,d=3", None)
+    for r in rows:
+        want = collplan.simulate(collplan.schedule(r["algorithm"], ranks=8, matrix=m), model=MODEL, fidelity="loggp",
+                                 size="1KiB")
+        assert r["ranks"] == 8 and r["rank_time_s"] == want.rank_time_s, r["algorithm"]
+    p = _cli("simulate", "--collective", "allgatherv", "--algorithm", "all", "--counts", "3,0,5,1", "--model", MODEL,
+             "--fidelity", "loggp", "--size", "1KiB", "--json", "--links", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    for r in json.loads(p.stdout)["results"]:
+        want = collplan.simulate(collplan.schedule(r["algorithm"], ranks=4, counts=[3, 0, 5, 1]), model=MODEL,
+                                 fidelity="loggp", size="1KiB")
+        assert r["rank_time_s"] == want.rank_time_s, r["algorithm"]
+
+
+@pytest.mark.parametrize("collective", ["bcast", "gather"])
+def test_cli_all_honours_the_root(collective):
+    """--algorithm all at --root 2: every schedule is rooted at 2 (the root used to be 0 silently)."""
+    p = _cli("simulate", "--collective", collective, "--algorithm", "all", "--ranks", "8", "--root", "2", "--model",
+             MODEL, "--fidelity", "loggp", "--size", "1KiB", "--json", "--links", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["results"]
+    moved = 0
+    for r in rows:
+        def times(root):
+            s = collplan.schedule(r["algorithm"], ranks=8, root=root)
+            return collplan.simulate(s, model=MODEL, fidelity="loggp", size="1KiB").rank_time_s
+        assert r["rank_time_s"] == times(2), r["algorithm"]
+        moved += times(2) != times(0)
+    assert rows and moved == len(rows)  # at root 0 every one of them finishes its ranks at other times

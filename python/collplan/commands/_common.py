@@ -1,5 +1,5 @@
 """What several commands share: the problem options (--collective, --algorithm, --schedule, --ranks, --topology,
---param, --matrix, --counts, --root) and turning them into a schedule."""
+--param, --matrix, --counts, --root) and turning them into a problem (planner.Problem) or a schedule."""
 from __future__ import annotations
 
 import argparse
@@ -88,6 +88,23 @@ def ranks_topology(args, machine_topology: str = "") -> tuple[int | None, str | 
     if args.ranks is None and not args.topology and not machine_topology:
         raise CollplanError("give --ranks P or --topology T")
     return args.ranks, args.topology or (None if args.ranks is not None else machine_topology)
+
+
+def problem_of(args, machine_topology: str = ""):
+    """The command line's problem, resolved once (planner.resolve_problem): --collective, --algorithm NAME or all, --param,
+    --ranks or --topology (default: the machine's topology), --root, --matrix, --counts, and --op where the command
+    has one ('' where it has none: no schedule is declined for its operation)."""
+    from ..planner import resolve_problem
+    if args.algorithm == "all" and not args.collective:
+        raise CollplanError(f"{args.command} needs --collective with --algorithm all")
+    if not args.algorithm or not args.collective:
+        raise CollplanError(f"{args.command} needs --collective and --algorithm (or --schedule FILE)")
+    if args.algorithm == "all" and args.param:
+        raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
+    matrix, counts = matrix_of(args), counts_of(args)
+    ranks, topo = ranks_topology(args, machine_topology)
+    return resolve_problem(args.collective, ranks, topo, args.algorithm, params_of(args.param), args.root,
+                           getattr(args, "op", ""), counts, matrix)
 
 
 def read_schedule(path: str, max_memory=None) -> _core.Schedule:

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from .. import _core
 from .._core import CollplanError
-from ..api import OPS, _model_of, algorithms, estimate, row_labels, schedule, short_name, unsupported_op
-from ..machines import load_machine, machine_names
+from ..api import OPS, algorithms, estimate, row_labels, short_name, unsupported_op
+from ..machines import machine_names, resolve_machine
+from ..planner import candidates
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render, wrap
-from ._common import (add_json_csv, add_problem, counts_of, matrix_of, print_json_csv, ranks_topology,
-                      schedule_from_args)
+from ._common import add_json_csv, add_problem, print_json_csv, problem_of, read_schedule
 
 
 def register(sub) -> None:
@@ -37,46 +37,24 @@ def register(sub) -> None:
 def cmd_estimate(args) -> int:
     if args.plot:
         check_plot_path(args.plot)
-    machine_topo = load_machine(args.machine).topology if args.machine else ""
+    machine = resolve_machine(args.machine, args.model)
     sizes = _core.parse_sizes(args.sizes)
     if args.schedule or args.algorithm != "all":
         with Progress(args.algorithm or "schedule", 0, not args.no_progress, command="estimate"):  # P = 10^6: a minute
-            s = schedule_from_args(args, machine_topo)
+            s = read_schedule(args.schedule, args.max_memory) if args.schedule else \
+                candidates(problem_of(args, machine.topology), machine, sizes, args.max_memory)[0][0][1]
             why = unsupported_op(s, args.op)
             if why:
                 raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
-            rows = estimate(s, sizes, machine=args.machine, model=args.model, topology=args.topology or None,
-                            max_memory=args.max_memory)
+            rows = estimate(s, sizes, machine=machine, topology=args.topology or None, max_memory=args.max_memory)
         return _report_estimates(rows, [], args)
-    if not args.collective:
-        raise CollplanError("estimate needs --collective with --algorithm all")
-    if args.param:
-        raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
-    matrix, counts = matrix_of(args), counts_of(args)
-    ranks, topo = ranks_topology(args, machine_topo)
-    p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
-    spec, _ = _model_of(args.machine, args.model)
-    rows, declined = [], []
-    algs = algorithms(args.collective)
-    with Progress("algorithms", len(algs), not args.no_progress, command="estimate") as bar:
-        for a in algs:
-            bar.step()
-            why = _core.applies(a["name"], p, topo or "", {})
-            if why:
-                declined.append({"algorithm": a["name"], "reason": why})
-                continue
-            # every parameter set the algorithm proposes for this model and size range (e.g. multiphase partitions)
-            for params in _core.candidates(a["name"], p, topo or "", spec, float(min(sizes)), float(max(sizes))):
-                s = schedule(a["name"], ranks=ranks, topology=topo, params=params, matrix=matrix, counts=counts,
-                             root=args.root, max_memory=args.max_memory)
-                why = unsupported_op(s, args.op)
-                if why:
-                    declined.append({"algorithm": a["name"], "reason": why})
-                    break
-                rows += estimate(s, sizes, machine=args.machine, model=args.model, max_memory=args.max_memory)
-    if not rows:
-        raise CollplanError(f"no {args.collective} algorithm applies here: " +
-                            "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
+    prob = problem_of(args, machine.topology)
+    rows = []
+    with Progress("algorithms", len(algorithms(prob.collective)), not args.no_progress, command="estimate") as bar:
+        # every parameter set each algorithm proposes for this model and size range (e.g. multiphase partitions)
+        found, declined = candidates(prob, machine, sizes, args.max_memory, bar)
+        for _, s in found:
+            rows += estimate(s, sizes, machine=machine, max_memory=args.max_memory)
     return _report_estimates(rows, declined, args)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import _core
-from ..api import _model_of
+from ..machines import resolve_machine
 from ..output import atomic_write
 from ._common import add_problem, schedule_from_args
 
@@ -32,7 +32,7 @@ def cmd_export(args) -> int:
     else:
         gamma = rho = 0.0
         if args.machine or args.model:
-            spec, _ = _model_of(args.machine, args.model)
+            spec = resolve_machine(args.machine, args.model).model
             gamma, rho = _per_byte(spec, "gamma"), _per_byte(spec, "rho")
         block = _core.parse_size(args.size) / s.size_blocks
         out = s.to_goal(block, gamma, rho)

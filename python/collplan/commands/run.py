@@ -21,15 +21,11 @@ import sys
 
 from .. import mpi as cmpi
 from .._core import CollplanError, format_bytes, format_time, parse_sizes
-from ..api import algorithms
+from ..api import COLLECTIVE_NAMES as COLLECTIVES
 from ..measure import Case, backend_as_programs_run, require_memory, time_request
 from ..output import atomic_write
+from ..planner import REDUCTIONS, ROOTED, candidates, resolve_problem
 from ._common import int_arg, params_of
-
-COLLECTIVES = ["allgather", "alltoall", "alltoallv", "allreduce", "barrier", "bcast", "reduce", "reduce_scatter_block",
-               "reduce_scatter", "allgatherv", "gather", "scatter"]
-ROOTED = ("bcast", "reduce", "gather", "scatter")
-REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 
 
 def register(sub) -> None:
@@ -68,15 +64,6 @@ def _time(case, req, iters, warmup, reps=1) -> list[float]:
 
 
 OSU_REPS = 5  # --format osu: the timed calls in this many repetitions; min and max are over them
-
-
-def _candidates(args) -> list[str]:
-    if args.algorithm != "all":
-        return [cmpi._algorithm(args.collective, args.algorithm)]
-    names = [a["name"] for a in algorithms(args.collective)]
-    if not names:
-        raise CollplanError(f"no {args.collective} algorithm is registered")
-    return names
 
 
 def _row(args, MPI, comm, name, params, size):
@@ -146,19 +133,19 @@ def cmd_run(args) -> int:
     P, me = comm.Get_size(), comm.Get_rank()
     require_memory(MPI, comm, args.collective, sizes)
     root = cmpi._root(comm, args.root) if args.collective in ROOTED else 0
-    rows, skipped = [], []
-    for name in _candidates(args):
-        why = cmpi.applies(args.collective, name, P, params, root)
-        if why and args.algorithm == "all":
-            skipped.append(f"{name}: {why}")
-            continue
+    # the MPI runtime decides whether an algorithm applies (it picks the topology) and builds the schedules itself
+    problem = resolve_problem(args.collective, P, algorithm=args.algorithm, params=params, root=root, op=args.op)
+    found, declined = candidates(problem, None, sizes, runtime=lambda name: cmpi.applies(
+        problem.collective, name, P, problem.params, problem.root))
+    rows, skipped = [], [f"{d['algorithm']}: {d['reason']}" for d in declined]
+    for c, _ in found:
         try:
             for size in sizes:
-                rows.append(_row(args, MPI, comm, name, params, size))
+                rows.append(_row(args, MPI, comm, c.algorithm, problem.params, size))
         except CollplanError as e:  # e.g. a schedule that needs a commutative operation (same on every rank)
             if args.algorithm != "all":
                 raise
-            skipped.append(f"{name}: {e}")
+            skipped.append(f"{c.algorithm}: {e}")
     library = cmpi.library_version(MPI)
     if me == 0:
         report = {"collective": args.collective, "ranks": P, "mpi": library, "op": args.op, "rows": rows,

@@ -5,13 +5,13 @@ import sys
 
 from .. import _core
 from .._core import CollplanError
-from ..api import algorithms, schedule
-from ..machines import load_machine, machine_names
+from ..machines import machine_names, resolve_machine
+from ..planner import candidates
 from ..sim import FIDELITIES, simulate
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render
-from ._common import UINT64_MAX, add_json_csv, add_problem, int_arg, print_json_csv, ranks_topology, schedule_from_args
+from ._common import UINT64_MAX, add_json_csv, add_problem, int_arg, print_json_csv, problem_of, read_schedule
 
 
 def register(sub) -> None:
@@ -47,31 +47,19 @@ def _network(args) -> str:
     return ",".join(parts)
 
 
-def _schedules(args, machine_topo: str) -> list:
-    if args.schedule or args.algorithm != "all":
-        return [schedule_from_args(args, machine_topo)]
-    if not args.collective:
-        raise CollplanError("simulate needs --collective with --algorithm all")
-    if args.param:
-        raise CollplanError("--param applies to one algorithm; give --algorithm NAME instead of all")
-    ranks, topo = ranks_topology(args, machine_topo)
-    p = ranks if ranks is not None else _core.Topology.parse(topo).nodes
-    out = [schedule(a["name"], ranks=ranks, topology=topo, max_memory=args.max_memory) for a in algorithms(args.collective)
-           if not _core.applies(a["name"], p, topo or "", {})]
-    if not out:
-        raise CollplanError(f"no {args.collective} algorithm applies to P={p} on {topo or f'full:{p}'}")
-    return out
-
-
 def cmd_simulate(args) -> int:
     if args.size and args.sizes:
         raise CollplanError("give --size or --sizes, not both")
-    machine_topo = load_machine(args.machine).topology if args.machine else ""
+    machine = resolve_machine(args.machine, args.model)
     sizes = _core.parse_sizes(args.sizes) if args.sizes else [_core.parse_size(args.size or "1MiB")]
     net = _network(args)
     if args.plot:
         check_plot_path(args.plot)
-    scheds = _schedules(args, machine_topo)
+    if args.schedule:
+        scheds = [read_schedule(args.schedule, args.max_memory)]
+    else:  # one algorithm, or every one that applies with its default parameters (no machine to propose sets for:
+        # a simulation per parameter set would multiply the runs; `collplan estimate --all-params` compares them)
+        scheds = [s for _, s in candidates(problem_of(args, machine.topology), None, sizes, args.max_memory)[0]]
     # one run on a terminal: the simulator's own progress line (events, simulated time); else ours
     own = len(scheds) * len(sizes) == 1 and not args.no_progress and sys.stderr.isatty()
     rows = []
@@ -79,7 +67,7 @@ def cmd_simulate(args) -> int:
                   command="simulate") as bar:
         for s in scheds:
             for n in sizes:
-                rows.append(simulate(s, machine=args.machine, model=args.model, fidelity=args.fidelity, size=n,
+                rows.append(simulate(s, machine=machine, fidelity=args.fidelity, size=n,
                                      network=net, topology=args.topology or None, seed=args.seed, progress=own,
                                      max_memory=args.max_memory))
                 bar.step()
