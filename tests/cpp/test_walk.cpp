@@ -1,13 +1,16 @@
 // Tests of the schedule walker (schedule/walk.hpp): static matching in channel order, one rank's prerequisites,
-// the untimed walk's order and its "waits for" answer on a deadlock. (The cursors and the Matcher are also
-// exercised through the simulators in test_sim.cpp.)
+// the untimed walk's order and its "waits for" answer on a deadlock, the barrier rendezvous (alone and in every
+// backend), block sizes and op names. (The cursors and the Matcher are also exercised through the simulators in
+// test_sim.cpp.)
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "collplan/model/estimate.hpp"
 #include "collplan/schedule/walk.hpp"
+#include "collplan/sim/simulate.hpp"
 
 namespace collplan {
 namespace {
@@ -139,6 +142,84 @@ TEST(Walk, TimedCursorGivesTheLatestPrerequisiteAsReadyTime) {
     ASSERT_EQ(ready, (std::vector<uint32_t>{3}));
     EXPECT_EQ(c.ready_time(3), 50);  // the latest of the group
     EXPECT_EQ(c.last_done(), 50);
+}
+
+using Ops = std::vector<std::pair<int, uint32_t>>;
+
+TEST(Barriers, TheNthBarrierOpOfEveryRankMeetsInProgramOrderNotPostOrder) {
+    // Rank 0: copy, barrier (op 1), barrier (op 2); rank 1: barrier (op 0), | copy, barrier (op 2).
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.copy({in(0)}, {out(0)});
+    a.barrier();
+    a.barrier();
+    b.barrier();
+    b.fence().copy({in(0)}, {out(1)});
+    b.barrier();
+    BarrierRendezvous<int64_t> meet(s);
+    EXPECT_FALSE(meet.post(0, 2, 30));  // rank 0's second barrier, posted first
+    EXPECT_FALSE(meet.post(0, 1, 20));
+    const auto first = meet.post(1, 0, 10);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->ops, (Ops{{0, 1}, {1, 0}}));
+    EXPECT_EQ(first->latest, 20);
+    const auto second = meet.post(1, 2, 25);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->ops, (Ops{{0, 2}, {1, 2}}));
+    EXPECT_EQ(second->latest, 30);
+    BarrierOrdinals ordinal;
+    EXPECT_EQ(ordinal.of(s, 0, 2), 1u);
+    EXPECT_EQ(ordinal.of(s, 1, 2), 1u);
+    EXPECT_EQ(ordinal.of(s, 1, 0), 0u);
+}
+
+// Rank 0 posts both of its barrier ops at once (one group, no dependency); rank 1 posts its second only after
+// its first barrier: every backend meets rank 0's second barrier op with rank 1's second, so both ranks finish at
+// two barrier times (50 us each).
+TEST(Barriers, EveryBackendMeetsTheNthBarrierWithTheNth) {
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.barrier();
+    a.barrier();
+    b.barrier();
+    b.fence().barrier();
+    Walk w(s, default_job());
+    Log log;
+    EXPECT_TRUE(w.run(log));
+    EXPECT_EQ(log.events, (std::vector<std::string>{"open 0 0 2", "open 1 0 1", "post 0 0", "post 0 1", "post 1 0",
+                                                    "barrier 2", "open 1 1 2", "post 1 1", "barrier 2"}));
+    const auto model = parse_model("hockney:alpha=1us,beta=1ns/B,barrier=50us");
+    const Topology full = Topology::parse("full:2");
+    EXPECT_NEAR(estimate(s, full, *model, 0).time_s, 100e-6, 1e-15);
+    for (const sim::Fidelity f : {sim::Fidelity::loggp, sim::Fidelity::flow, sim::Fidelity::packet}) {
+        sim::SimOptions opt;
+        opt.fidelity = f;
+        const sim::SimResult r = sim::simulate(s, full, *model, sim::parse_net_params(""), opt);
+        ASSERT_EQ(r.rank_time_s.size(), 2u);
+        for (const double t : r.rank_time_s) EXPECT_NEAR(t, 100e-6, 0.5e-12) << sim::to_string(f);
+    }
+}
+
+TEST(Walk, BlockBytesDividesTheSizeAmongTheBlocksAndIgnoresItForABarrier) {
+    EXPECT_EQ(block_bytes(Schedule(Collective::allreduce, 4, 8, 8, 0), 1024, "estimate"), 128);
+    EXPECT_EQ(block_bytes(Schedule(Collective::barrier, 4, 1, 1, 0), 1024, "estimate"), 0);
+    try {
+        block_bytes(Schedule(Collective::barrier, 4, 1, 1, 0), -1, "simulate");
+        ADD_FAILURE() << "a negative size was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "simulate: size -1.000000 bytes is invalid (allowed: >= 0)");
+    }
+}
+
+TEST(Walk, DescribeOpNamesTheRankTheOpAndItsPeer) {
+    const Schedule s = channels();
+    EXPECT_EQ(describe_op(s, 0, 1), "rank 0 op 1 (send to 1 tag 1)");
+    EXPECT_EQ(describe_op(s, 1, 2), "rank 1 op 2 (recv from 0 tag 0)");
+    Schedule b(Collective::barrier, 1, 1, 1, 0);
+    RankBuilder r(b, 0);
+    r.calc(1);
+    r.barrier();
+    EXPECT_EQ(describe_op(b, 0, 1), "rank 0 op 1 (barrier)");
 }
 
 }  // namespace

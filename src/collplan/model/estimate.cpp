@@ -9,7 +9,6 @@
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <queue>
 #include <vector>
 
@@ -70,14 +69,13 @@ private:
     std::vector<RankCursor> cur_;    // readiness: groups and explicit dependencies (schedule/walk.hpp)
     std::vector<uint32_t> ready_;    // scratch: the ops a completion makes ready
     std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
-    std::vector<std::vector<uint32_t>> barrier_ops_;  // per rank: its barrier ops in program order
-    std::vector<uint32_t> barrier_arrived_;           // per barrier ordinal: ranks that reached it
-    std::vector<double> barrier_latest_;              // per barrier ordinal: the latest ready time
+    BarrierRendezvous<double> barriers_;         // the time of a barrier: its latest ready time
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
 };
 
 Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job)
-    : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)) {
+    : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)),
+      barriers_(s) {
     base_ = op_offsets(s);
     partner_ = match_partners(s, base_, &poll_);
     state_.assign(base_[P_], kWaiting);
@@ -86,13 +84,6 @@ Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& mod
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
-    barrier_ops_.resize(static_cast<size_t>(P_));
-    for (int r = 0; r < P_; ++r) {
-        poll_.tick(s.num_ops(r) + 1);
-        const auto& ops = s.program(r).ops;
-        for (uint32_t k = 0; k < ops.size(); ++k)
-            if (ops[k].kind == OpKind::barrier) barrier_ops_[r].push_back(k);
-    }
 }
 
 Estimate Simulation::run() {
@@ -185,18 +176,12 @@ double& Simulation::port(int node, bool send, int hint) {
 
 // The k-th barrier of every rank completes at the latest ready time of all ranks' k-th barriers + barrier_s(P).
 void Simulation::arrive_barrier(int r, uint32_t k, double t) {
-    const auto& mine = barrier_ops_[r];
-    const size_t nth = static_cast<size_t>(std::lower_bound(mine.begin(), mine.end(), k) - mine.begin());
-    if (nth >= barrier_arrived_.size()) {
-        barrier_arrived_.resize(nth + 1, 0);
-        barrier_latest_.resize(nth + 1, 0.0);
-    }
-    barrier_latest_[nth] = std::max(barrier_latest_[nth], t);
-    if (++barrier_arrived_[nth] < static_cast<uint32_t>(P_)) return;
-    const double done = barrier_latest_[nth] + model_.barrier_s(P_);
-    for (int q = 0; q < P_; ++q) {
-        state_[at(q, barrier_ops_[q][nth])] = kStarted;
-        push(done, false, q, barrier_ops_[q][nth]);
+    const auto met = barriers_.post(r, k, t);
+    if (!met) return;
+    const double done = met->latest + model_.barrier_s(P_);
+    for (const auto& [q, j] : met->ops) {
+        state_[at(q, j)] = kStarted;
+        push(done, false, q, j);
     }
 }
 
@@ -211,23 +196,16 @@ void Simulation::report_stuck() const {
     for (int r = 0; r < P_ && rank < 0; ++r)
         for (uint32_t k = 0; k < s_.num_ops(r) && rank < 0; ++k)
             if (state_[at(r, k)] != kDone) rank = r, index = k;
-    const Op& op = s_.program(rank).ops[index];
-    std::string what = to_string(op.kind);
-    if (op.kind == OpKind::send) what += " to " + std::to_string(op.peer) + " tag " + std::to_string(op.tag());
-    if (op.kind == OpKind::recv) what += " from " + std::to_string(op.peer) + " tag " + std::to_string(op.tag());
-    throw Error("estimate: rank " + std::to_string(rank) + " op " + std::to_string(index) + " (" + what +
-                ") never completes -- run `collplan verify`");
+    throw Error("estimate: " + describe_op(s_, rank, index) + " never completes -- run `collplan verify`");
 }
 
 }  // namespace
 
 Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes, const Job& job) {
-    if (!(size_bytes >= 0) || !std::isfinite(size_bytes))
-        throw Error("estimate: size " + std::to_string(size_bytes) + " bytes is invalid (allowed: >= 0)");
+    const double m = block_bytes(s, size_bytes, "estimate");
     if (topo.nodes() != s.ranks())
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
-    const double m = s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
     // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
     job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (160 + 16.0 * std::max(1, model.ports)),
                        "estimate of " + s.subject());

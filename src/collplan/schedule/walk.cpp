@@ -2,9 +2,26 @@
 #include "collplan/schedule/walk.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <tuple>
 
 namespace collplan {
+
+// ------------------------------------------------------------------------------------------- names, sizes
+double block_bytes(const Schedule& s, double size_bytes, const char* who) {
+    if (!(size_bytes >= 0) || !std::isfinite(size_bytes))
+        throw Error(std::string(who) + ": size " + std::to_string(size_bytes) + " bytes is invalid (allowed: >= 0)");
+    return s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
+}
+
+std::string describe_op(const Schedule& s, int rank, uint32_t op) {
+    const Op& o = s.program(rank).ops.at(op);
+    std::string what = to_string(o.kind);
+    if (o.kind == OpKind::send) what += " to " + std::to_string(o.peer) + " tag " + std::to_string(o.tag());
+    if (o.kind == OpKind::recv) what += " from " + std::to_string(o.peer) + " tag " + std::to_string(o.tag());
+    return "rank " + std::to_string(rank) + " op " + std::to_string(op) + " (" + what + ")";
+}
 
 // ------------------------------------------------------------------------------------------- groups, deps
 ProgramOrder program_order(const RankProgram& p) {
@@ -13,14 +30,16 @@ ProgramOrder program_order(const RankProgram& p) {
     o.group.resize(n);
     o.pending.assign(n, 0);
     o.dep_begin.assign(n + 1, 0);
-    uint32_t g = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (i > 0 && p.ops[i].fence()) ++g;
-        if (i == 0 || p.ops[i].fence()) o.group_begin.push_back(i);
-        o.group[i] = g;
-        const std::span<const uint32_t> deps = op_deps(p, i);
-        o.pending[i] = static_cast<uint32_t>(deps.size()) + (g > 0 ? 1 : 0);
-        for (uint32_t d : deps) ++o.dep_begin[d + 1];
+    for (uint32_t begin = 0, g = 0; begin < n; ++g) {
+        const uint32_t end = group_end(p, begin);
+        o.group_begin.push_back(begin);
+        for (uint32_t i = begin; i < end; ++i) {
+            o.group[i] = g;
+            const std::span<const uint32_t> deps = op_deps(p, i);
+            o.pending[i] = static_cast<uint32_t>(deps.size()) + (g > 0 ? 1 : 0);
+            for (uint32_t d : deps) ++o.dep_begin[d + 1];
+        }
+        begin = end;
     }
     o.group_begin.push_back(n);
     o.any_deps = !p.deps.empty();
@@ -60,8 +79,7 @@ void RankCursor::start(std::vector<uint32_t>& ready) {
 }
 
 void RankCursor::open(uint32_t begin, std::vector<uint32_t>& ready) {
-    uint32_t end = begin + 1;
-    while (end < size_ && !ops_[end].fence()) ++end;
+    const uint32_t end = collplan::group_end(ops_, size_, begin);
     group_begin_ = begin;
     group_end_ = end;
     remaining_ = end - begin;
@@ -273,6 +291,18 @@ std::optional<Matcher::Waiting> Matcher::any_waiting() const {
     return std::nullopt;
 }
 
+// ------------------------------------------------------------------------------------------- barriers
+uint32_t BarrierOrdinals::of(const Schedule& s, int r, uint32_t k) {
+    if (ops_.empty()) ops_.resize(static_cast<size_t>(s.ranks()));
+    std::vector<uint32_t>& mine = ops_[r];
+    if (mine.empty()) {
+        const auto& ops = s.program(r).ops;
+        for (uint32_t j = 0; j < ops.size(); ++j)
+            if (ops[j].kind == OpKind::barrier) mine.push_back(j);
+    }
+    return static_cast<uint32_t>(std::lower_bound(mine.begin(), mine.end(), k) - mine.begin());
+}
+
 // ------------------------------------------------------------------------------------------- static matching
 namespace {
 
@@ -329,7 +359,8 @@ std::vector<uint32_t> match_partners(const Schedule& s, std::span<const size_t> 
 }
 
 // ------------------------------------------------------------------------------------------- Walk
-Walk::Walk(const Schedule& s, const Job& job) : s_(s), poll_(job), P_(s.ranks()), offsets_(op_offsets(s)) {
+Walk::Walk(const Schedule& s, const Job& job)
+    : s_(s), poll_(job), P_(s.ranks()), offsets_(op_offsets(s)), barriers_(s) {
     partner_ = match_partners(s, offsets_, &poll_);
     state_.assign(offsets_[P_], kWaiting);
     cur_.reserve(static_cast<size_t>(P_));
@@ -371,13 +402,10 @@ void Walk::post(WalkVisitor& v, int r, uint32_t k) {
             return;
         }
         case OpKind::barrier: {
-            const uint32_t n = barrier_ordinal(r, k);
-            if (barrier_posted_.size() <= n) barrier_posted_.resize(n + 1);
-            auto& arrived = barrier_posted_[n];
-            arrived.emplace_back(r, k);
-            if (static_cast<int>(arrived.size()) < P_) return;
-            v.barrier(arrived);
-            for (const auto& [q, j] : arrived) complete(v, q, j);
+            const auto met = barriers_.post(r, k);
+            if (!met) return;
+            v.barrier(met->ops);
+            for (const auto& [q, j] : met->ops) complete(v, q, j);
             return;
         }
         default: complete(v, r, k);
@@ -392,18 +420,6 @@ void Walk::complete(WalkVisitor& v, int r, uint32_t k) {
     c.complete(k, made_ready_);
     if (c.group_begin() != begin) v.open(r, c.group_begin(), c.group_end());
     for (uint32_t x : made_ready_) ready_.emplace_back(r, x);
-}
-
-// The barrier ops of a rank are listed the first time one of them is posted.
-uint32_t Walk::barrier_ordinal(int r, uint32_t k) {
-    if (barrier_ops_.empty()) barrier_ops_.resize(static_cast<size_t>(P_));
-    std::vector<uint32_t>& mine = barrier_ops_[r];
-    if (mine.empty()) {
-        const auto& ops = s_.program(r).ops;
-        for (uint32_t j = 0; j < ops.size(); ++j)
-            if (ops[j].kind == OpKind::barrier) mine.push_back(j);
-    }
-    return static_cast<uint32_t>(std::lower_bound(mine.begin(), mine.end(), k) - mine.begin());
 }
 
 std::optional<std::pair<int, uint32_t>> Walk::first_incomplete() const {

@@ -1,6 +1,8 @@
-// The schedule walker: the only code that decides when an op may start and which send matches which recv
-// (docs/schedule.md). Every backend -- verifier, estimator, the three simulators, the runtime's layout and
-// executor, the Python symbolic interpreter -- asks it and supplies only what happens at each op.
+// The schedule walker: the only code that decides when an op may start, which send matches which recv and which
+// barrier ops meet (docs/schedule.md). Every backend -- verifier, estimator, the three simulators, the runtime's
+// layout and executor, the Python symbolic interpreter -- asks it and supplies only what happens at each op. (The
+// MPI executor takes readiness from here and lets MPI do the meeting: its channels and barriers are posted in
+// program order, so MPI matches them as the rules below say.)
 //
 //   readiness   An op starts when every op of the earlier groups of its rank (a `fence` opens a group) and every
 //               op of its explicit dependency list have completed.
@@ -11,12 +13,16 @@
 //   RankCursor, TimedCursor  streaming one rank's program for the simulators: only the active group is known, so
 //                            memory follows the largest group, not the length of the schedule;
 //   Matcher                  matching sends and recvs as they are posted (the simulators' dynamic matching);
+//   BarrierRendezvous        meeting barrier ops as they are posted (the estimator, the simulators and Walk);
 //   match_partners           matching the whole schedule at once (the partner of every send and recv);
 //   program_order            one rank's static prerequisites (group boundaries, pending counts, dependents) for
 //                            a backend that keeps its own counters (the MPI executor);
 //   Walk                     the whole schedule as an untimed worklist: local ops complete at once, a send/recv
 //                            pair completes when both are posted (a send never completes before its recv is
 //                            posted), a barrier when every rank has posted it; a WalkVisitor says what happens.
+//
+// Besides, what the backends must say alike: block_bytes (a block's bytes for a collective size) and describe_op
+// (how messages name an op).
 //
 // Layout of the cursors: simulators of 65,536 ranks touch one cursor per step of every rank, so a cursor is small
 // (one cache line for TimedCursor) and holds the program's op array itself; the bookkeeping of explicit
@@ -28,8 +34,10 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "collplan/common/job.hpp"
@@ -37,13 +45,22 @@
 
 namespace collplan {
 
+// ------------------------------------------------------------------------------------------- names, sizes
+// The bytes of one block (Schedule::size_blocks) when the collective moves size_bytes: size_bytes / size_blocks,
+// 0 for a barrier. Throws Error "<who>: size ... bytes is invalid (allowed: >= 0)" for a negative or non-finite size.
+double block_bytes(const Schedule& s, double size_bytes, const char* who);
+// "rank R op K (send to J tag T)", "rank R op K (recv from J tag T)", "rank R op K (copy)" for messages.
+std::string describe_op(const Schedule& s, int rank, uint32_t op);
+
 // ------------------------------------------------------------------------------------------- groups, deps
-// The end of the group that starts at op `begin` (the next fence, or the end of the program).
-inline uint32_t group_end(const RankProgram& p, uint32_t begin) {
-    const auto n = static_cast<uint32_t>(p.ops.size());
+// The end of the group of ops[0 .. n) that starts at op `begin` (the next fence, or n).
+inline uint32_t group_end(const Op* ops, uint32_t n, uint32_t begin) {
     uint32_t end = begin + 1;
-    while (end < n && !p.ops[end].fence()) ++end;
+    while (end < n && !ops[end].fence()) ++end;
     return end;
+}
+inline uint32_t group_end(const RankProgram& p, uint32_t begin) {
+    return group_end(p.ops.data(), static_cast<uint32_t>(p.ops.size()), begin);
 }
 // The first op of the group op k belongs to.
 inline uint32_t group_begin(const RankProgram& p, uint32_t k) {
@@ -237,6 +254,46 @@ private:
     size_t used_ = 0, waiting_ = 0;
 };
 
+// ------------------------------------------------------------------------------------------- barriers
+// Which barrier a barrier op is: the number of barrier ops before it in its rank's program. A rank's barrier ops
+// are listed the first time one of them is asked for (a schedule without barriers costs nothing).
+class BarrierOrdinals {
+public:
+    uint32_t of(const Schedule& s, int r, uint32_t k);
+
+private:
+    std::vector<std::vector<uint32_t>> ops_;  // per rank: its barrier ops in program order
+};
+
+// Barriers as their ops are posted: the n-th barrier op of every rank meets the n-th barrier op of every other
+// rank, and the barrier is met when every rank has posted its own. A met barrier's ops are handed to the caller,
+// so memory follows the barriers not yet met. T is the backend's time (ordered, T{} = time zero) and the time of
+// a barrier is the latest time one of its ops was posted; the untimed Walk uses std::monostate.
+template <class T = std::monostate>
+class BarrierRendezvous {
+public:
+    struct Met {
+        T latest{};                                 // the latest time an op of the barrier was posted
+        std::vector<std::pair<int, uint32_t>> ops;  // (rank, op) in the order they were posted, the caller's last
+    };
+    explicit BarrierRendezvous(const Schedule& s) : s_(s) {}
+    // Rank r posts its barrier op k at time t: returns the barrier when this was its last op, else nothing.
+    std::optional<Met> post(int r, uint32_t k, T t = T{}) {
+        const uint32_t n = ordinal_.of(s_, r, k);
+        if (waiting_.size() <= n) waiting_.resize(n + 1);
+        Met& w = waiting_[n];
+        if (w.latest < t) w.latest = t;
+        w.ops.emplace_back(r, k);
+        if (w.ops.size() < static_cast<size_t>(s_.ranks())) return std::nullopt;
+        return std::move(w);  // leaves w.ops empty (and freed)
+    }
+
+private:
+    const Schedule& s_;
+    BarrierOrdinals ordinal_;
+    std::vector<Met> waiting_;  // per barrier ordinal
+};
+
 // ------------------------------------------------------------------------------------------- static matching
 inline constexpr uint32_t kNoPartner = 0xffffffffu;
 
@@ -289,7 +346,6 @@ private:
     size_t at(int r, uint32_t k) const { return offsets_[static_cast<size_t>(r)] + k; }
     void post(WalkVisitor& v, int r, uint32_t k);
     void complete(WalkVisitor& v, int r, uint32_t k);
-    uint32_t barrier_ordinal(int r, uint32_t k);
 
     const Schedule& s_;
     CancelPoll poll_;
@@ -299,9 +355,8 @@ private:
     std::vector<uint8_t> state_;
     std::vector<RankCursor> cur_;
     std::deque<std::pair<int, uint32_t>> ready_;
-    std::vector<uint32_t> made_ready_;                                    // scratch: what a completion readies
-    std::vector<std::vector<uint32_t>> barrier_ops_;                      // per rank (made when needed)
-    std::vector<std::vector<std::pair<int, uint32_t>>> barrier_posted_;  // per barrier ordinal
+    std::vector<uint32_t> made_ready_;  // scratch: what a completion readies
+    BarrierRendezvous<> barriers_;
 };
 
 }  // namespace collplan

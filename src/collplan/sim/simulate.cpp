@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "collplan/schedule/walk.hpp"
 #include "collplan/sim/flow/flow.hpp"
 #include "collplan/sim/loggp/loggp.hpp"
 #include "collplan/sim/packet/packet.hpp"
@@ -23,20 +24,6 @@ const char* to_string(Fidelity f) {
         case Fidelity::packet: return "packet";
     }
     return "?";
-}
-
-double block_bytes(const Schedule& s, double size_bytes) {
-    if (!(size_bytes >= 0) || !std::isfinite(size_bytes))
-        throw Error("simulate: size " + std::to_string(size_bytes) + " bytes is invalid (allowed: >= 0)");
-    return s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
-}
-
-std::string describe_op(const Schedule& s, int rank, uint32_t op) {
-    const Op& o = s.program(rank).ops.at(op);
-    std::string what = to_string(o.kind);
-    if (o.kind == OpKind::send) what += " to " + std::to_string(o.peer) + " tag " + std::to_string(o.tag());
-    if (o.kind == OpKind::recv) what += " from " + std::to_string(o.peer) + " tag " + std::to_string(o.tag());
-    return "rank " + std::to_string(rank) + " op " + std::to_string(op) + " (" + what + ")";
 }
 
 double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f, const NetParams& net, int ports,
@@ -65,7 +52,7 @@ SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, 
     if (topo.nodes() != s.ranks())
         throw Error("simulate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) +
                     " nodes but the schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
-    block_bytes(s, opt.size_bytes);  // validates the size
+    block_bytes(s, opt.size_bytes, "simulate");  // validates the size
     if (opt.time_bins < 1 || opt.time_bins > kMaxTimeBins)
         throw Error("simulate: bins " + std::to_string(opt.time_bins) + " is out of range (allowed: 1.." +
                     std::to_string(kMaxTimeBins) + ")");

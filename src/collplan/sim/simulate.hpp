@@ -53,10 +53,7 @@ double simulate_memory_bytes(const Schedule& s, const Topology& topo, Fidelity f
 SimResult simulate(const Schedule& s, const Topology& topo, const Model& model, const NetParams& net,
                    const SimOptions& opt);
 
-// Shared by the fidelities: block size and the bytes of an op (units * m, rounded to whole bytes).
-double block_bytes(const Schedule& s, double size_bytes);
+// The bytes of an op of `units` blocks of m bytes (block_bytes, schedule/walk.hpp), rounded to whole bytes.
 inline uint64_t op_bytes(uint64_t units, double m) { return static_cast<uint64_t>(std::llround(static_cast<double>(units) * m)); }
-// "rank R op K (send to J tag T)" for error messages.
-std::string describe_op(const Schedule& s, int rank, uint32_t op);
 
 }  // namespace collplan::sim

@@ -8,7 +8,7 @@ namespace collplan::sim {
 
 Host::Host(const Schedule& s, const Model& model, int ports, bool recv_ports, double block_bytes, SimQueue& q)
     : s_(s), model_(model), ports_(std::max(1, ports)), recv_ports_(recv_ports), m_(block_bytes), q_(q),
-      match_(s.ranks()) {
+      match_(s.ranks()), barriers_(s) {
     const auto P = static_cast<size_t>(s.ranks());
     cur_.reserve(P);
     for (int r = 0; r < s.ranks(); ++r) cur_.emplace_back(s.program(r));
@@ -180,13 +180,10 @@ void Host::complete(int r, uint32_t k, Time t) {
 }
 
 void Host::arrive_barrier(int r, uint32_t k) {
-    barrier_waiting_.emplace_back(r, k);
-    barrier_latest_ = max(barrier_latest_, now_);
-    if (barrier_waiting_.size() < static_cast<size_t>(s_.ranks())) return;
-    const Time release_at = barrier_latest_ + Time::seconds(model_.barrier_s(s_.ranks()));
-    for (const auto& [rr, kk] : barrier_waiting_) q_.push(release_at, SimEvent{static_cast<uint32_t>(rr), kk, kBarrierDone});
-    barrier_waiting_.clear();
-    barrier_latest_ = Time::zero();
+    const auto met = barriers_.post(r, k, now_);
+    if (!met) return;
+    const Time release_at = met->latest + Time::seconds(model_.barrier_s(s_.ranks()));
+    for (const auto& [rr, kk] : met->ops) q_.push(release_at, SimEvent{static_cast<uint32_t>(rr), kk, kBarrierDone});
 }
 
 void Host::report_stuck() const {

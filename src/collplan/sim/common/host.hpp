@@ -113,8 +113,7 @@ private:
     std::vector<HostMsg> msgs_;
     std::vector<uint32_t> free_msgs_;
     std::vector<uint32_t> tmp_;
-    std::vector<std::pair<int, uint32_t>> barrier_waiting_;
-    Time barrier_latest_;
+    BarrierRendezvous<Time> barriers_;
     uint64_t done_ops_ = 0, messages_ = 0;
 };
 

@@ -277,7 +277,7 @@ SimResult simulate_flow(const Schedule& s, const Topology& topo, const Model& mo
                         const SimOptions& opt) {
     SimQueue q;
     const int ports = net.ports > 0 ? net.ports : std::max(1, model.ports);
-    Host host(s, model, ports, net.node_contention, block_bytes(s, opt.size_bytes), q);
+    Host host(s, model, ports, net.node_contention, block_bytes(s, opt.size_bytes, "simulate"), q);
     FlowNet fn(topo, model, net, q, host, opt.time_bins);
     SimResult r;
     host.run(fn, r, opt, "flow");

@@ -141,8 +141,7 @@ private:
     EventQueue<Ev> q_;
     std::vector<std::pair<int, uint32_t>> freed_;
     std::vector<uint32_t> tmp_;
-    std::vector<std::pair<int, uint32_t>> barrier_waiting_;
-    Time barrier_latest_;
+    BarrierRendezvous<Time> barriers_;
     uint64_t done_ops_ = 0, messages_ = 0;
     size_t peak_state_ = 0;
     Bodies bodies_;
@@ -150,8 +149,8 @@ private:
 };
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
-    : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes)), P_(s.ranks()),
-      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()) {
+    : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes, "simulate")), P_(s.ranks()),
+      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()), barriers_(s) {
     cur_.reserve(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
@@ -369,17 +368,14 @@ void LogGPSim::on_local(Time t, uint64_t seq, int r, uint32_t k) {
 }
 
 void LogGPSim::on_barrier(Time t, int r, uint32_t k) {
-    barrier_waiting_.emplace_back(r, k);
-    barrier_latest_ = max(barrier_latest_, t);
-    if (barrier_waiting_.size() < static_cast<size_t>(P_)) return;
-    const Time release = barrier_latest_ + Time::seconds(model_.barrier_s(P_));
-    for (const auto& [rr, kk] : barrier_waiting_) {
+    const auto met = barriers_.post(r, k, t);
+    if (!met) return;
+    const Time release = met->latest + Time::seconds(model_.barrier_s(P_));
+    for (const auto& [rr, kk] : met->ops) {
         Time& o = nexto(rr, cpu(op(rr, kk)));
         o = max(o, release);
         complete(rr, kk, release);
     }
-    barrier_waiting_.clear();
-    barrier_latest_ = Time::zero();
 }
 
 void LogGPSim::report_stuck() const {

@@ -626,7 +626,7 @@ SimResult simulate_packet(const Schedule& s, const Topology& topo, const Model& 
         throw Error("simulate packet: link bandwidth is infinite (model per-byte time 0); give link_bw in the network spec");
     const int ports = net.ports > 0 ? net.ports : std::max(1, model.ports);
     SimQueue q;
-    Host host(s, model, ports, false, block_bytes(s, opt.size_bytes), q);
+    Host host(s, model, ports, false, block_bytes(s, opt.size_bytes, "simulate"), q);
     PacketNet pn(topo, net, ports, q, host, opt, net.pacing == Pacing::load ? load_shares(s, topo) : LoadShares{});
     SimResult r;
     host.run(pn, r, opt, "packet");
