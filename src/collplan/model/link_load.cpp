@@ -1,6 +1,8 @@
 // Link loads of a schedule (see link_load.hpp).
 #include "collplan/model/link_load.hpp"
 
+#include "collplan/schedule/walk.hpp"
+
 namespace collplan {
 
 LinkLoads link_loads(const Schedule& s, const Topology& topo) {
@@ -27,7 +29,7 @@ LinkLoads link_loads(const Schedule& s, const Topology& topo) {
 }
 
 double busiest_link_time_s(const Schedule& s, const Topology& topo, const Model& model, double size_bytes) {
-    const double m = s.collective() == Collective::barrier ? 0.0 : size_bytes / s.size_blocks();
+    const double m = block_bytes(s, size_bytes, "busiest_link_time_s");
     return static_cast<double>(link_loads(s, topo).max_units) * m * model.per_byte_s();
 }
 

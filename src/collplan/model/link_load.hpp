@@ -23,7 +23,8 @@ struct LinkLoads {
 // Throws Error when the topology's node count differs from the schedule's ranks.
 LinkLoads link_loads(const Schedule& s, const Topology& topo);
 
-// max_units * (size_bytes / size_blocks) * model.per_byte_s(): the time the busiest link needs.
+// max_units * (size_bytes / size_blocks) * model.per_byte_s(): the time the busiest link needs. Throws Error for a
+// negative or non-finite size (block_bytes, schedule/walk.hpp).
 double busiest_link_time_s(const Schedule& s, const Topology& topo, const Model& model, double size_bytes);
 
 }  // namespace collplan

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collplan/schedule/walk.hpp"
+
 namespace collplan {
 
 namespace {
@@ -800,8 +802,7 @@ void goal_rank(std::string& o, const Schedule& s, int r, const GoalCosts& c) {
     for (uint32_t i = 0; i < n; ++i) {
         const OpView v = s.op(r, i);
         if (v.op.fence() && i > 0) {
-            uint32_t end = i + 1;
-            while (end < n && !s.op(r, end).op.fence()) ++end;
+            const uint32_t end = group_end(s.program(r), i);
             prev = group, group = i;
             hub = uint64_t{group - prev} * (end - group) > kGoalDirectEdges;
             if (hub) {

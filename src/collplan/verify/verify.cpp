@@ -24,14 +24,6 @@ namespace {
 
 constexpr int64_t kUndefined = -1;
 
-std::string op_text(const Schedule& s, int rank, uint32_t i) {
-    const OpView v = s.op(rank, i);
-    std::string t = "rank " + std::to_string(rank) + " op " + std::to_string(i) + " (" + to_string(v.op.kind);
-    if (v.op.kind == OpKind::send) t += " to " + std::to_string(v.op.peer) + " tag " + std::to_string(v.op.tag());
-    if (v.op.kind == OpKind::recv) t += " from " + std::to_string(v.op.peer) + " tag " + std::to_string(v.op.tag());
-    return t + ")";
-}
-
 struct Failure {
     VerifyResult result;
 };
@@ -219,7 +211,7 @@ private:
             for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
                 const Op& op = s_.program(r).ops[i];
                 if (op.kind == OpKind::reduce && !info_.reduction)
-                    fail("reduce-outside-reduction", r, i, op_text(s_, r, i) + ": reduce ops belong only to reduction collectives, not " + std::string(info_.name));
+                    fail("reduce-outside-reduction", r, i, describe_op(s_, r, i) + ": reduce ops belong only to reduction collectives, not " + std::string(info_.name));
                 if (op.kind == OpKind::reduce && (op.flags & opflag::inverse)) uses_inverse = true;
             }
         if (uses_inverse && !s_.needs_inverse)
@@ -258,7 +250,7 @@ private:
             if (!first) continue;
             const auto [j, tag, k] = *first;
             if (w.partner(i, k) == kNoPartner)
-                fail("unmatched-send", i, k, op_text(s_, i, k) + " has no matching recv on rank " + std::to_string(j));
+                fail("unmatched-send", i, k, describe_op(s_, i, k) + " has no matching recv on rank " + std::to_string(j));
             check_sizes(i, k, j, w.partner(i, k));
         }
         check_barrier_counts();
@@ -271,7 +263,7 @@ private:
                     if (!first || key < *first) first = key;
                 }
             if (first)
-                fail("unmatched-recv", j, std::get<2>(*first), op_text(s_, j, std::get<2>(*first)) +
+                fail("unmatched-recv", j, std::get<2>(*first), describe_op(s_, j, std::get<2>(*first)) +
                      " has no matching send on rank " + std::to_string(std::get<0>(*first)));
         }
     }
@@ -295,8 +287,8 @@ private:
     void check_sizes(int i, uint32_t si, int j, uint32_t ri) {
         const OpView a = s_.op(i, si), b = s_.op(j, ri);
         if (!same_size(i, si, j, ri))
-            fail("size-mismatch", i, si, op_text(s_, i, si) + " sends " + std::to_string(block_count(a.segs)) + " blocks (" +
-                 std::to_string(a.units) + " units) but " + op_text(s_, j, ri) + " expects " +
+            fail("size-mismatch", i, si, describe_op(s_, i, si) + " sends " + std::to_string(block_count(a.segs)) + " blocks (" +
+                 std::to_string(a.units) + " units) but " + describe_op(s_, j, ri) + " expects " +
                  std::to_string(block_count(b.segs)) + " blocks (" + std::to_string(b.units) + " units)");
     }
 
@@ -358,7 +350,7 @@ private:
         const uint32_t a = std::min(x.op, y.op), b = std::max(x.op, y.op);
         if (reaches(r, a, b, begin)) return;
         const uint32_t block = std::max(x.lo, y.lo);
-        fail("race", r, static_cast<int>(b), op_text(s_, r, a) + " and " + op_text(s_, r, b) + " may run concurrently and both touch " +
+        fail("race", r, static_cast<int>(b), describe_op(s_, r, a) + " and " + describe_op(s_, r, b) + " may run concurrently and both touch " +
              seg_text(static_cast<Buf>(x.buf), block) + " (one writes it); add a dependency or a fence");
     }
 
@@ -391,7 +383,7 @@ private:
 
     void check_has(int r, uint32_t op, const Segment& sg) const {
         if (sg.buf() != Buf::tmp && sg.first() + uint64_t{sg.count} > has_blocks(r, sg.buf()))
-            fail("no-such-block", r, op, op_text(s_, r, op) + " uses " + seg_text(sg.buf(), sg.first() + sg.count - 1) +
+            fail("no-such-block", r, op, describe_op(s_, r, op) + " uses " + seg_text(sg.buf(), sg.first() + sg.count - 1) +
                  ", but rank " + std::to_string(r) + " of " + std::string(info_.name) + " has " +
                  std::to_string(has_blocks(r, sg.buf())) + " " + to_string(sg.buf()) + " blocks");
     }
@@ -404,7 +396,7 @@ private:
             for (uint32_t k = 0; k < sg.count; ++k) {
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + k);
                 if (store_.tok(sl) == kUndefined)
-                    fail("read-before-write", r, op, op_text(s_, r, op) + " reads " + seg_text(sg.buf(), sg.first() + k) + ", which holds no data yet");
+                    fail("read-before-write", r, op, describe_op(s_, r, op) + " reads " + seg_text(sg.buf(), sg.first() + k) + ", which holds no data yet");
                 p.tok.push_back(store_.tok(sl));
                 p.bits.insert(p.bits.end(), store_.bits(sl), store_.bits(sl) + W);
                 if (store_.pieces()) p.held.push_back(store_.held(sl));
@@ -434,7 +426,7 @@ private:
         const bool adds = store_.tok(sl) == tok && store_.held(sl) < full && units < full;
         store_.held(sl) = adds ? store_.held(sl) + units : units;
         if (store_.held(sl) > full)
-            fail("size-mismatch", r, op, op_text(s_, r, op) + ": pieces of " + block_name(s_, tok) + " in " + seg_text(buf, block) +
+            fail("size-mismatch", r, op, describe_op(s_, r, op) + ": pieces of " + block_name(s_, tok) + " in " + seg_text(buf, block) +
                  " add up to " + std::to_string(store_.held(sl)) + " units, more than its " + std::to_string(full));
     }
 
@@ -452,9 +444,9 @@ private:
         const int W = store_.words();
         for (size_t k = 0; k < src_.tok.size(); ++k) {
             if (src_.tok[k] != dst_.tok[k])
-                fail("segment-mismatch", r, i, op_text(s_, r, i) + " combines segment " + std::to_string(src_.tok[k]) + " with segment " + std::to_string(dst_.tok[k]));
+                fail("segment-mismatch", r, i, describe_op(s_, r, i) + " combines segment " + std::to_string(src_.tok[k]) + " with segment " + std::to_string(dst_.tok[k]));
             if (store_.pieces() && src_.held[k] != dst_.held[k])
-                fail("size-mismatch", r, i, op_text(s_, r, i) + " combines " + std::to_string(src_.held[k]) + " units of segment " +
+                fail("size-mismatch", r, i, describe_op(s_, r, i) + " combines " + std::to_string(src_.held[k]) + " units of segment " +
                      std::to_string(src_.tok[k]) + " with " + std::to_string(dst_.held[k]));
             const uint64_t* a = src_.bits.data() + k * W;
             uint64_t* b = dst_.bits.data() + k * W;
@@ -462,14 +454,14 @@ private:
             if (v.op.flags & opflag::inverse) {
                 for (int w = 0; w < W; ++w) {
                     if (a[w] & ~b[w])
-                        fail("inverse-of-absent", r, i, op_text(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src_.tok[k]) + ", which the destination does not hold");
+                        fail("inverse-of-absent", r, i, describe_op(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src_.tok[k]) + ", which the destination does not hold");
                     b[w] &= ~a[w];
                 }
                 continue;
             }
             for (int w = 0; w < W; ++w)
                 if ((a[w] & b[w]) && !opt_.idempotent)
-                    fail("double-count", r, i, op_text(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src_.tok[k]) + " would be counted twice");
+                    fail("double-count", r, i, describe_op(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src_.tok[k]) + " would be counted twice");
             if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
             for (int w = 0; w < W; ++w) b[w] |= a[w];
         }
@@ -498,7 +490,7 @@ private:
         int a0, a1, b0, b1;
         const bool ok_a = interval(reverse ? dst : src, a0, a1), ok_b = interval(reverse ? src : dst, b0, b1);
         if (!ok_a || !ok_b || a1 + 1 != b0)
-            fail("order", r, i, op_text(s_, r, i) + " combines x_" + std::to_string(a0) + "..x_" + std::to_string(a1) +
+            fail("order", r, i, describe_op(s_, r, i) + " combines x_" + std::to_string(a0) + "..x_" + std::to_string(a1) +
                  " (left) with x_" + std::to_string(b0) + "..x_" + std::to_string(b1) + " (right): not in rank order for a non-commutative operation");
     }
 
@@ -528,7 +520,7 @@ private:
                 if (store_.pieces() && payload_units(p) != v.units) {
                     // A piece: one block, fewer (but some) of the units it holds.
                     if (p.tok.size() != 1 || v.units == 0 || v.units > p.held[0])
-                        fail("size-mismatch", r, i, op_text(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
+                        fail("size-mismatch", r, i, describe_op(s_, r, i) + " declares " + std::to_string(v.units) + " units but carries " + std::to_string(payload_units(p)));
                     p.held[0] = v.units;
                 }
                 break;
@@ -594,12 +586,12 @@ private:
             if (start + 1 < path.size()) {
                 std::string msg = "deadlock: ";
                 for (size_t k = start; k < path.size() && k < start + 8; ++k)
-                    msg += (k > start ? " waits for " : "") + op_text(s_, path[k].first, path[k].second);
+                    msg += (k > start ? " waits for " : "") + describe_op(s_, path[k].first, path[k].second);
                 if (path.size() - start > 8) msg += " ...";
                 fail("deadlock", r, static_cast<int>(i), msg);
             }
         }
-        fail("deadlock", r, static_cast<int>(i), "deadlock: " + op_text(s_, r, i) + " never completes");
+        fail("deadlock", r, static_cast<int>(i), "deadlock: " + describe_op(s_, r, i) + " never completes");
     }
 
     // -------------------------------------------------------------------------------- final state
