@@ -66,13 +66,10 @@ Bufs buffers(Collective c, uint64_t n) {
 std::unique_ptr<Request> make(Collective c, const std::string& alg, Bufs& b, uint64_t n,
                               Noncontig mode = Noncontig::automatic) {
     const Choice ch{alg, {}, mode};
-    switch (c) {
-        case Collective::allgather: return allgather_init(b.send.data(), b.recv.data(), n, MPI_COMM_WORLD, ch);
-        case Collective::alltoall: return alltoall_init(b.send.data(), b.recv.data(), n, MPI_COMM_WORLD, ch);
-        case Collective::allreduce:
-            return allreduce_init(b.send.data(), b.recv.data(), n / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, ch);
-        default: return barrier_init(MPI_COMM_WORLD, ch);
-    }
+    if (c == Collective::allreduce)
+        return reduction_init(c, b.send.data(), b.recv.data(), n / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, ch);
+    if (c == Collective::barrier) return barrier_init(MPI_COMM_WORLD, ch);
+    return bytes_init(c, b.send.data(), b.recv.data(), n, 0, MPI_COMM_WORLD, ch);  // allgather, alltoall
 }
 
 void native(Collective c, Bufs& b, uint64_t n) {

@@ -215,8 +215,8 @@ private:
     bool agreed(int64_t id) {
         if (comm_of(comm_) == MPI_COMM_NULL) return false;  // the call that follows says what is wrong
         if (!agreement_)
-            agreement_ = allreduce_init(agree_in_, agree_out_, 2, MPI_INT64_T, MPI_MIN, comm_of(comm_),
-                                        Choice{"allreduce/recursive_doubling", {}, Noncontig::automatic});
+            agreement_ = reduction_init(Collective::allreduce, agree_in_, agree_out_, 2, MPI_INT64_T, MPI_MIN, 0,
+                                        comm_of(comm_), Choice{"allreduce/recursive_doubling", {}, Noncontig::automatic});
         agree_in_[0] = id, agree_in_[1] = -id;
         agreement_->run();
         return agree_out_[0] >= 0 && agree_out_[0] == -agree_out_[1];
@@ -269,82 +269,91 @@ void bind_blocking_cache(nb::module_& m) {
 
 using Params = std::map<std::string, std::string>;
 
-// bcast, gather, scatter: bytes as collectives.hpp; buffers None (MPI_IN_PLACE) or 0 (null, not significant here).
-void bind_rooted(nb::module_& m) {
-    m.def("bcast_init", [](uintptr_t comm, uintptr_t buf, uint64_t bytes, int root, const std::string& alg,
-                           const Params& params, const std::string& mode) {
-        return bcast_init(ptr(buf), bytes, root, comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "buf"_a, "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("gather_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
-                            int root, const std::string& alg, const Params& params, const std::string& mode) {
-        return gather_init(send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("scatter_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
-                             int root, const std::string& alg, const Params& params, const std::string& mode) {
-        return scatter_init(send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
+// The *_init entry points, bound per shape of MPI's argument list for the rows of the PMPI library's table
+// (src/collplan/pmpi/collectives.def), as <collective>_init: bytes as collectives.hpp's bytes_init, elements of
+// `datatype` as reduction_init; buffers None (MPI_IN_PLACE) or 0 (null: significant only at the root, elsewhere).
+// The shapes of one collective take it unnamed.
+void bind_bytes(nb::module_& m, Collective c, const char* name) {
+    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes, const std::string& alg,
+                    const Params& params, const std::string& mode) {
+        return bytes_init(c, send_of(send), ptr(recv), bytes, 0, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+void bind_bytes_root(nb::module_& m, Collective c, const char* name) {
+    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
+                    int root, const std::string& alg, const Params& params, const std::string& mode) {
+        return bytes_init(c, send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a.none(), "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-// allgatherv (bytes), reduce, reduce_scatter_block, reduce_scatter (elements of `datatype`).
-void bind_vector_and_reductions(nb::module_& m) {
-    m.def("allgatherv_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv,
-                                const std::vector<long long>& rb, const std::vector<long long>& rd,
-                                const std::string& alg, const Params& params, const std::string& mode) {
+void bind_bcast(nb::module_& m, Collective c, const char* name) {
+    m.def(name, [c](uintptr_t comm, uintptr_t buf, uint64_t bytes, int root, const std::string& alg,
+                    const Params& params, const std::string& mode) {
+        return bytes_init(c, nullptr, ptr(buf), bytes, root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "buf"_a, "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+void bind_reduction(nb::module_& m, Collective c, const char* name) {
+    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count, uintptr_t datatype,
+                    uintptr_t op, const std::string& alg, const Params& params, const std::string& mode) {
+        return reduction_init(c, send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
+                              from_handle<MPI_Op>(op), 0, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+void bind_reduction_root(nb::module_& m, Collective c, const char* name) {
+    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t count,
+                    uintptr_t datatype, uintptr_t op, int root, const std::string& alg, const Params& params,
+                    const std::string& mode) {
+        return reduction_init(c, send_of(send), recv_of(recv), count, from_handle<MPI_Datatype>(datatype),
+                              from_handle<MPI_Op>(op), root, comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "datatype"_a, "op"_a, "root"_a, "algorithm"_a, "params"_a,
+       "mode"_a);
+}
+
+void bind_allgatherv(nb::module_& m, Collective, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, const std::vector<long long>& rb,
+                   const std::vector<long long>& rd, const std::string& alg, const Params& params,
+                   const std::string& mode) {
         const auto rb64 = u64(rb, "recv count"), rd64 = u64(rd, "recv displacement");
         return allgatherv_init(send_of(send), ptr(recv), rb64.data(), rd64.data(), comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a, "recv_bytes"_a, "recv_displs"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("reduce_init", [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t count,
-                            uintptr_t datatype, uintptr_t op, int root, const std::string& alg, const Params& params,
-                            const std::string& mode) {
-        return reduce_init(send_of(send), recv_of(recv), count, from_handle<MPI_Datatype>(datatype), from_handle<MPI_Op>(op),
-                           root, comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "datatype"_a, "op"_a, "root"_a, "algorithm"_a, "params"_a,
-       "mode"_a);
-    m.def("reduce_scatter_block_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count,
-                                          uintptr_t datatype, uintptr_t op, const std::string& alg, const Params& params,
-                                          const std::string& mode) {
-        return reduce_scatter_block_init(send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
-                                         from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("reduce_scatter_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv,
-                                    const std::vector<long long>& counts, uintptr_t datatype, uintptr_t op,
-                                    const std::string& alg, const Params& params, const std::string& mode) {
-        const auto c64 = u64(counts, "recv count");
-        return reduce_scatter_init(send_of(send), ptr(recv), c64.data(), from_handle<MPI_Datatype>(datatype),
-                                   from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a, "counts"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_collectives(nb::module_& m) {
-    m.def("allgather_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
-                               const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
-        return allgather_init(send_of(send), ptr(recv), bytes, comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("alltoall_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes,
-                              const std::string& alg, const std::map<std::string, std::string>& params, const std::string& mode) {
-        return alltoall_init(send_of(send), ptr(recv), bytes, comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("alltoallv_init", [](uintptr_t comm, std::optional<uintptr_t> send, const std::vector<long long>& sb,
-                               const std::vector<long long>& sd, uintptr_t recv, const std::vector<long long>& rb,
-                               const std::vector<long long>& rd, const std::string& alg,
-                               const std::map<std::string, std::string>& params, const std::string& mode) {
+void bind_alltoallv(nb::module_& m, Collective, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, const std::vector<long long>& sb,
+                   const std::vector<long long>& sd, uintptr_t recv, const std::vector<long long>& rb,
+                   const std::vector<long long>& rd, const std::string& alg, const Params& params,
+                   const std::string& mode) {
         const auto sb64 = u64(sb, "send count"), sd64 = u64(sd, "send displacement");
         const auto rb64 = u64(rb, "recv count"), rd64 = u64(rd, "recv displacement");
         return alltoallv_init(send_of(send), sb64.data(), sd64.data(), ptr(recv), rb64.data(), rd64.data(),
                               comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "send_bytes"_a, "send_displs"_a, "recv"_a, "recv_bytes"_a, "recv_displs"_a,
        "algorithm"_a, "params"_a, "mode"_a);
-    m.def("allreduce_init", [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count,
-                               uintptr_t datatype, uintptr_t op, const std::string& alg,
-                               const std::map<std::string, std::string>& params, const std::string& mode) {
-        return allreduce_init(send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
-                              from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
-    }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
-    m.def("barrier_init", [](uintptr_t comm, const std::string& alg, const std::map<std::string, std::string>& params,
-                             const std::string& mode) { return barrier_init(comm_of(comm), choice(alg, params, mode)); },
-          "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
-    bind_rooted(m);
-    bind_vector_and_reductions(m);
+}
+
+void bind_reduce_scatter(nb::module_& m, Collective, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, const std::vector<long long>& counts,
+                   uintptr_t datatype, uintptr_t op, const std::string& alg, const Params& params,
+                   const std::string& mode) {
+        const auto c64 = u64(counts, "recv count");
+        return reduce_scatter_init(send_of(send), ptr(recv), c64.data(), from_handle<MPI_Datatype>(datatype),
+                                   from_handle<MPI_Op>(op), comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "send"_a.none(), "recv"_a, "counts"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+void bind_barrier(nb::module_& m, Collective, const char* name) {
+    m.def(name, [](uintptr_t comm, const std::string& alg, const Params& params, const std::string& mode) {
+        return barrier_init(comm_of(comm), choice(alg, params, mode));
+    }, "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
+}
+
+void bind_collectives(nb::module_& m) {
+#define X(id, Spelling, args) bind_##args(m, Collective::id, #id "_init");
+#include "collplan/pmpi/collectives.def"
+#undef X
     m.def("cache_stats", &stats, "comm"_a);
     m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,
                         const std::map<std::string, std::string>& params, int root) -> std::string {

@@ -91,7 +91,7 @@ std::string allgather_case(const Choice& c, uint64_t n, bool in_place, bool spli
     for (int r = 0; r < P; ++r)
         for (uint64_t i = 0; i < n; ++i) want[r * n + i] = pattern(r, i);
     if (in_place) std::memcpy(recv.data() + me * n, send.data(), n);
-    auto req = allgather_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, world, c);
+    auto req = bytes_init(Collective::allgather, in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, 0, world, c);
     req->start();
     if (split)
         while (!req->test()) {
@@ -109,7 +109,7 @@ std::string alltoall_case(const Choice& c, uint64_t n, bool in_place) {
     for (int r = 0; r < P; ++r)
         for (uint64_t i = 0; i < n; ++i) want[r * n + i] = pattern(r * P + me, i);
     if (in_place) recv = send;
-    auto req = alltoall_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, world, c);
+    auto req = bytes_init(Collective::alltoall, in_place ? MPI_IN_PLACE : send.data(), recv.data(), n, 0, world, c);
     finish(*req);
     return check_bytes(recv, want);
 }
@@ -134,7 +134,7 @@ std::string allreduce_sum_case(const Choice& c, uint64_t count, bool in_place) {
     std::vector<int64_t> send(count), recv(count, -1);
     for (uint64_t i = 0; i < count; ++i) send[i] = static_cast<int64_t>(sum_value(me, i));
     if (in_place) recv = send;
-    auto req = allreduce_init(in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_INT64_T, MPI_SUM, world, c);
+    auto req = reduction_init(Collective::allreduce, in_place ? MPI_IN_PLACE : send.data(), recv.data(), count, MPI_INT64_T, MPI_SUM, 0, world, c);
     finish(*req);
     for (uint64_t i = 0; i < count; ++i) {
         int64_t want = 0;
@@ -157,7 +157,7 @@ std::string allreduce_float_case(const Choice& c, uint64_t count) {
     for (uint64_t i = 0; i < count; ++i) send[i] = (me % 3 == 0 ? 1e16 : me % 3 == 1 ? -1e16 : 1e-3) * (1.0 + 0.1 * static_cast<double>((i + static_cast<uint64_t>(me)) % 7));
     std::unique_ptr<Request> req;
     try {
-        req = allreduce_init(send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, world, c);
+        req = reduction_init(Collective::allreduce, send.data(), recv.data(), count, MPI_DOUBLE, MPI_SUM, 0, world, c);
     } catch (const Error& e) {
         if (std::string(e.what()).find("rank-consistent") == std::string::npos) return e.what();
         return refusal_justified(c, e);
@@ -176,7 +176,7 @@ std::string allreduce_affine_case(const Choice& c, uint64_t count, MPI_Datatype 
     for (uint64_t i = 0; i < count; ++i) send[i] = affine_value(me, i);
     std::unique_ptr<Request> req;
     try {  // a user operation needs a rank-consistent schedule
-        req = allreduce_init(send.data(), recv.data(), count, type, op, world, c);
+        req = reduction_init(Collective::allreduce, send.data(), recv.data(), count, type, op, 0, world, c);
     } catch (const Error& e) {
         if (std::string(e.what()).find("rank-consistent") == std::string::npos) throw;
         return refusal_justified(c, e);
@@ -195,7 +195,7 @@ std::string allreduce_affine_case(const Choice& c, uint64_t count, MPI_Datatype 
 std::string allreduce_max_case(const Choice& c, uint64_t count) {
     std::vector<int> send(count), recv(count, -1);
     for (uint64_t i = 0; i < count; ++i) send[i] = static_cast<int>((me * 37 + i * 11) % 101);
-    auto req = allreduce_init(send.data(), recv.data(), count, MPI_INT, MPI_MAX, world, c);
+    auto req = reduction_init(Collective::allreduce, send.data(), recv.data(), count, MPI_INT, MPI_MAX, 0, world, c);
     finish(*req);
     for (uint64_t i = 0; i < count; ++i) {
         int want = 0;
@@ -214,7 +214,7 @@ std::string bcast_case(const Choice& c, uint64_t n, int root, bool split) {
     std::vector<unsigned char> buf(n, 0xee), want(n);
     for (uint64_t i = 0; i < n; ++i) want[i] = pattern(root, i);
     if (me == root) buf = want;
-    auto req = bcast_init(buf.data(), n, root, world, c);
+    auto req = bytes_init(Collective::bcast, nullptr, buf.data(), n, root, world, c);
     req->start();
     if (split)
         while (!req->test()) {
@@ -231,7 +231,7 @@ std::string gather_case(const Choice& c, uint64_t n, int root, bool in_place) {
     for (uint64_t k = 0; k < want.size(); ++k) want[k] = pattern(static_cast<int>(k / n), k % n);
     const bool ip = in_place && me == root;
     if (ip) std::memcpy(recv.data() + root * n, send.data(), n);
-    auto req = gather_init(ip ? MPI_IN_PLACE : send.data(), me == root ? recv.data() : nullptr, n, root, world, c);
+    auto req = bytes_init(Collective::gather, ip ? MPI_IN_PLACE : send.data(), me == root ? recv.data() : nullptr, n, root, world, c);
     finish(*req);
     return check_bytes(recv, want);
 }
@@ -244,7 +244,7 @@ std::string scatter_case(const Choice& c, uint64_t n, int root, bool in_place) {
     for (uint64_t i = 0; i < n; ++i) want[i] = pattern(me + 100, i);
     const bool ip = in_place && me == root;
     const std::vector<unsigned char> before = send;
-    auto req = scatter_init(me == root ? send.data() : nullptr, ip ? MPI_IN_PLACE : recv.data(), n, root, world, c);
+    auto req = bytes_init(Collective::scatter, me == root ? send.data() : nullptr, ip ? MPI_IN_PLACE : recv.data(), n, root, world, c);
     finish(*req);
     if (send != before) return "the root's send buffer was written";
     return ip ? "" : check_bytes(recv, want);
@@ -300,9 +300,8 @@ std::string scattered_reduction_case(Collective coll, const Choice& c, uint64_t 
     if (ip) std::copy(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(recv.size()), recv.begin());
     const void* s = ip ? MPI_IN_PLACE : send.data();
     std::unique_ptr<Request> req;
-    if (coll == Collective::reduce) req = reduce_init(s, me == root ? recv.data() : nullptr, count, type, op, root, world, c);
-    else if (coll == Collective::reduce_scatter_block) req = reduce_scatter_block_init(s, recv.data(), count, type, op, world, c);
-    else req = reduce_scatter_init(s, recv.data(), counts.data(), type, op, world, c);
+    if (coll == Collective::reduce_scatter) req = reduce_scatter_init(s, recv.data(), counts.data(), type, op, world, c);
+    else req = reduction_init(coll, s, me == root || coll != Collective::reduce ? recv.data() : nullptr, count, type, op, root, world, c);
     finish(*req);
     for (uint64_t i = 0; i < out_n; ++i) {
         T want = Fold::value(0, first + i);
@@ -465,8 +464,8 @@ void test_split_phase(Tally& t) {
         std::vector<unsigned char> g(P * 100);
         std::vector<unsigned char> block(100, static_cast<unsigned char>(me));
         std::vector<double> x(1000, me + 1.0), y(1000, 0);
-        auto a = allgather_init(block.data(), g.data(), 100, world, Choice{"allgather/ring"});
-        auto b = allreduce_init(x.data(), y.data(), 1000, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/ring"});
+        auto a = bytes_init(Collective::allgather, block.data(), g.data(), 100, 0, world, Choice{"allgather/ring"});
+        auto b = reduction_init(Collective::allreduce, x.data(), y.data(), 1000, MPI_DOUBLE, MPI_SUM, 0, world, Choice{"allreduce/ring"});
         a->start();
         b->start();
         b->wait();
@@ -478,20 +477,20 @@ void test_split_phase(Tally& t) {
     });
     run_case(t, "persistent restart hits the plan cache", [&]() -> std::string {
         std::vector<double> x(77, 1.0), y(77, 0);
-        auto r1 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        auto r1 = reduction_init(Collective::allreduce, x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, 0, world, Choice{"allreduce/rabenseifner"});
         r1->start();
         r1->wait();
         x.assign(77, 2.0);
         r1->start();
         r1->wait();
-        auto r2 = allreduce_init(x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, world, Choice{"allreduce/rabenseifner"});
+        auto r2 = reduction_init(Collective::allreduce, x.data(), y.data(), 77, MPI_DOUBLE, MPI_SUM, 0, world, Choice{"allreduce/rabenseifner"});
         if (!r2->plan_was_cached()) return "second init did not reuse the plan";
         return y[76] == 2.0 * P ? "" : "restart result wrong";
     });
     run_case(t, "each rank holds only its own program unless the blocks are uneven", [&]() -> std::string {
         for (uint64_t count : {uint64_t(8) * P, uint64_t(8) * P + 1}) {
             std::vector<int64_t> x(count, me + 1), y(count, 0);
-            auto r = allreduce_init(x.data(), y.data(), count, MPI_INT64_T, MPI_SUM, world, Choice{"allreduce/ring"});
+            auto r = reduction_init(Collective::allreduce, x.data(), y.data(), count, MPI_INT64_T, MPI_SUM, 0, world, Choice{"allreduce/ring"});
             r->start();
             r->wait();
             const Schedule& s = r->plan().schedule();
@@ -512,8 +511,8 @@ void test_split_phase(Tally& t) {
                      const bool dbl = type == MPI_DOUBLE;
                      const Choice c{"allreduce/nway_dissemination", {{"n", "measure"}}};
                      auto make = [&] {
-                         return dbl ? allreduce_init(xd.data(), yd.data(), 1000, type, MPI_SUM, world, c)
-                                    : allreduce_init(xi.data(), yi.data(), 1000, type, MPI_SUM, world, c);
+                         return dbl ? reduction_init(Collective::allreduce, xd.data(), yd.data(), 1000, type, MPI_SUM, 0, world, c)
+                                    : reduction_init(Collective::allreduce, xi.data(), yi.data(), 1000, type, MPI_SUM, 0, world, c);
                      };
                      auto r = make();
                      finish(*r);

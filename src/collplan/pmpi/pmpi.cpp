@@ -1,10 +1,20 @@
 // libcollplan_pmpi.so -- drop-in replacement, for unmodified MPI programs (LD_PRELOAD), through the MPI profiling
-// interface, of MPI_Allgather, MPI_Alltoall, MPI_Alltoallv, MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Reduce,
-// MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Allgatherv, MPI_Gather and MPI_Scatter -- and their MPI-4
-// large-count versions (MPI_Allreduce_c, MPI_Bcast_c, ...) where the library declares them (MPICH; mpi4py calls those)
-// -- and their non-blocking (MPI_Iallreduce, ...) and MPI-4 persistent (MPI_Allreduce_init + MPI_Start) versions: the
-// same interceptor templates with K = kNonblocking / kPersistent (the extern "C" functions: pmpi_interceptors.inc),
+// interface, of every collective of schedule/collective.hpp (MPI_Allgather, MPI_Alltoall, MPI_Alltoallv,
+// MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Allgatherv,
+// MPI_Gather, MPI_Scatter) -- and their MPI-4 large-count versions (MPI_Allreduce_c, MPI_Bcast_c, ...) where the
+// library declares them (MPICH; mpi4py calls those) -- and their non-blocking (MPI_Iallreduce, ...) and MPI-4
+// persistent (MPI_Allreduce_init + MPI_Start) versions: the same templates with K = kNonblocking / kPersistent,
 // whose runs live in requests that pmpi_requests.cpp completes and advances inside MPI_Wait, MPI_Test, ...
+//
+// The table: collectives.def, one row per collective -- its Collective, its C spelling and the shape of its
+// argument list (bytes, reduction, allgatherv, ...). The extern "C" interceptors at the end of this file are
+// generated from it, and so are python/bindings_mpi/mpi_module.cpp's *_init entry points. Per collective the rest
+// comes from its descriptor, describe(c) (schedule/collective.hpp): the variable COLLPLAN_<NAME> (its name upper-
+// cased), the name in messages and statistics (its mpi_name), where MPI_IN_PLACE may stand. Adding a collective
+// whose arguments have one of the shapes: its row in collectives.def (after its descriptor and algorithms); if it
+// is a collective of bytes or a reduction of count elements, its case in bytes_call or reduction_call below (a
+// static_assert names the place). A new shape: its COLLPLAN_PARAMS_/ARGS_/RUN_ macros at the end of this file, an
+// Args value, a template that runs it, and its runtime entry point (runtime/mpi/collectives.hpp).
 //
 // Which algorithm: COLLPLAN_<COLLECTIVE> (COLLPLAN_ALLGATHER=ring, COLLPLAN_ALLREDUCE=recexch:k=3, ...; "native" =
 // the library's own), else the wisdom file named by COLLPLAN_WISDOM (runtime/wisdom.hpp), else the library's own
@@ -28,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -45,38 +56,42 @@ namespace {
 using namespace pmpi;
 
 // ------------------------------------------------------------------------------------------- configuration
-enum Fn : uint8_t {
-    kAllgather, kAlltoall, kAlltoallv, kAllreduce, kBarrier,
-    kBcast, kReduce, kReduceScatterBlock, kReduceScatter, kAllgatherv, kGather, kScatter, kNumFn
+using C = Collective;
+constexpr size_t kNumColl = std::size(kCollectives);
+constexpr size_t at(Collective c) { return static_cast<size_t>(c); }  // the index of c's entries in the arrays
+const char* mpi_name(Collective c) { return describe(c).mpi_name.data(); }
+
+// The shape of a collective's MPI argument list: its column in collectives.def. Every collective has a row there
+// (-Werror=switch).
+enum class Args : uint8_t {
+    bytes, bytes_root, bcast, reduction, reduction_root, allgatherv, alltoallv, reduce_scatter, barrier
 };
-constexpr const char* kFnName[kNumFn] = {"MPI_Allgather", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allreduce",
-                                         "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter",
-                                         "MPI_Allgatherv", "MPI_Gather", "MPI_Scatter"};
-constexpr const char* kEnvName[kNumFn] = {"COLLPLAN_ALLGATHER", "COLLPLAN_ALLTOALL", "COLLPLAN_ALLTOALLV",
-                                          "COLLPLAN_ALLREDUCE", "COLLPLAN_BARRIER", "COLLPLAN_BCAST", "COLLPLAN_REDUCE",
-                                          "COLLPLAN_REDUCE_SCATTER_BLOCK", "COLLPLAN_REDUCE_SCATTER",
-                                          "COLLPLAN_ALLGATHERV", "COLLPLAN_GATHER", "COLLPLAN_SCATTER"};
-constexpr Collective kCollective[kNumFn] = {Collective::allgather, Collective::alltoall, Collective::alltoallv,
-                                            Collective::allreduce, Collective::barrier, Collective::bcast,
-                                            Collective::reduce, Collective::reduce_scatter_block,
-                                            Collective::reduce_scatter, Collective::allgatherv, Collective::gather,
-                                            Collective::scatter};
+constexpr Args args_of(Collective c) {
+    switch (c) {
+#define X(id, Spelling, args) \
+    case C::id: return Args::args;
+#include "collplan/pmpi/collectives.def"
+#undef X
+    }
+    return Args::barrier;
+}
 
 bool env_flag(const char* name) {
     const char* v = std::getenv(name);
     return v && *v && std::strcmp(v, "0") != 0;
 }
 
-// The environment, read once. active[f]: calls of f go through the decision cache (else straight to PMPI_).
+// The environment, read once: env[at(c)] is COLLPLAN_<NAME> (describe(c).name upper-cased). active[at(c)]: calls of
+// c go through the decision cache (else straight to PMPI_).
 struct Config {
     bool verbose = env_flag("COLLPLAN_VERBOSE");
     bool strict = env_flag("COLLPLAN_STRICT");
     bool stats = env_flag("COLLPLAN_STATS");
     Noncontig mode = Noncontig::automatic;
-    std::string env[kNumFn];
+    std::string env[kNumColl];
     Wisdom wisdom;
     std::string wisdom_error;
-    bool active[kNumFn] = {};
+    bool active[kNumColl] = {};
     std::string fingerprint;  // what every rank must agree on
 
     Config() {
@@ -91,12 +106,14 @@ struct Config {
             }
             fingerprint += std::string(w) + "|" + std::to_string(wisdom.entries.size()) + "|" + wisdom_error + "|";
         }
-        for (int f = 0; f < kNumFn; ++f) {
-            if (const char* s = std::getenv(kEnvName[f]); s && *s) env[f] = s;
+        for (Collective c : kCollectives) {
+            std::string var = "COLLPLAN_";
+            for (char ch : describe(c).name) var += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            if (const char* s = std::getenv(var.c_str()); s && *s) env[at(c)] = s;
             bool wise = false;
-            for (const WisdomEntry& e : wisdom.entries) wise = wise || e.collective == kCollective[f];
-            active[f] = !env[f].empty() || wise;
-            fingerprint += env[f] + "|";
+            for (const WisdomEntry& e : wisdom.entries) wise = wise || e.collective == c;
+            active[at(c)] = !env[at(c)].empty() || wise;
+            fingerprint += env[at(c)] + "|";
         }
         if (const char* t = std::getenv("COLLPLAN_TOPOLOGY")) fingerprint += t;
         fingerprint += std::string(nc ? nc : "") + (strict ? "S" : "") + (verbose ? "V" : "");
@@ -110,7 +127,7 @@ Config& config() {
 
 // What the hot path reads, set once by MPI_Init (after_init): until then, and for a collective with no choice,
 // every call passes straight through to PMPI_.
-bool g_active[kNumFn] = {};
+bool g_active[kNumColl] = {};
 bool g_stats_on = false;
 
 // --------------------------------------------------------------------------------------- handle hash tables
@@ -189,7 +206,7 @@ bool direct(const TypeInfo& t) { return t.contiguous || t.size == 0; }
 // ---------------------------------------------------------------------------------------------- decisions
 // Calls by kind: blocking, non-blocking (MPI_I...), persistent (MPI_..._init: one per MPI_Start).
 struct Stats {
-    uint64_t collplan[3][kNumFn] = {}, native[3][kNumFn] = {};
+    uint64_t collplan[3][kNumColl] = {}, native[3][kNumColl] = {};
     std::map<std::string, uint64_t> reasons;  // "MPI_Allreduce: why" -> native calls (this rank)
 };
 Stats& g_stats = *new Stats;
@@ -199,11 +216,11 @@ Stats& g_stats = *new Stats;
 // allreduce, reduce, reduce_scatter_block -- count and root (with type and op); allgatherv, reduce_scatter -- 0
 // (the key is Entry::counts).
 struct Shape {
-    Fn fn;
+    Collective fn;
     uint64_t a = 0, b = 0;
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
-    bool same(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) const {
+    bool same(Collective f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) const {
         return fn == f && a == x && b == y && type == t && op == o;
     }
 };
@@ -235,10 +252,10 @@ struct ShapeList {
             if (match(*items[i])) return last = i, items[i].get();
         return nullptr;
     }
-    [[gnu::always_inline]] Entry* find(Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
+    [[gnu::always_inline]] Entry* find(Collective f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o) {
         return find_if([&](const Entry& e) { return e.shape.same(f, x, y, t, o); });
     }
-    Entry* find(Fn f, const std::vector<uint64_t>& counts, MPI_Datatype t, MPI_Op o) {
+    Entry* find(Collective f, const std::vector<uint64_t>& counts, MPI_Datatype t, MPI_Op o) {
         return find_if([&](const Entry& e) { return e.shape.same(f, 0, 0, t, o) && e.counts == counts; });
     }
     Entry* add(std::unique_ptr<Entry> en) {
@@ -323,25 +340,24 @@ CommEntry* new_comm_entry(MPI_Comm comm) {
     return g_comms.insert(handle_key(comm), std::move(e));
 }
 
-void log_once(const CommEntry& ce, Fn f, uint64_t bytes, const std::string& what) {
+void log_once(const CommEntry& ce, Collective f, uint64_t bytes, const std::string& what) {
     static std::set<std::string>& logged = *new std::set<std::string>;
     if (!config().verbose || ce.rank != 0) return;
-    const std::string line = std::string(kFnName[f]) + " P=" + std::to_string(ce.P) + " " + std::to_string(bytes) + "B -> " + what;
+    const std::string line = std::string(mpi_name(f)) + " P=" + std::to_string(ce.P) + " " + std::to_string(bytes) + "B -> " + what;
     if (!logged.insert(line).second) return;
     std::fprintf(stderr, "collplan: %s\n", line.c_str());
     std::fflush(stderr);
 }
 
 // The choice for a call (COLLPLAN_<COLLECTIVE>, else wisdom), or false with the reason in `why`.
-bool choose(Fn f, int P, uint64_t bytes, MPI_Op op, Choice& ch, std::string& why) {
+bool choose(Collective f, int P, uint64_t bytes, MPI_Op op, Choice& ch, std::string& why) {
     const Config& cfg = config();
     std::string spec;
     std::map<std::string, std::string> params;
     if (!g_agreed) return why = "the COLLPLAN_* settings differ between ranks (or MPI_Init was not intercepted)", false;
-    if (!cfg.env[f].empty()) {
-        spec = cfg.env[f];
-    } else if (const WisdomEntry* e = cfg.wisdom.lookup(kCollective[f], P, bytes,
-                                                         describe(kCollective[f]).reduction ? op_name(op) : "")) {
+    if (!cfg.env[at(f)].empty()) {
+        spec = cfg.env[at(f)];
+    } else if (const WisdomEntry* e = cfg.wisdom.lookup(f, P, bytes, describe(f).reduction ? op_name(op) : "")) {
         spec = e->algorithm;
         params = e->params;
     } else {
@@ -363,10 +379,10 @@ void decline(CommEntry& ce, Entry& en, uint64_t bytes, const std::string& why) {
     en.use = false;
     en.own.req.reset();
     log_once(ce, en.shape.fn, bytes, "native (" + why + ")");
-    en.reason_count = &g_stats.reasons[std::string(kFnName[en.shape.fn]) + ": " + why];
-    const std::string& env = config().env[en.shape.fn];
+    en.reason_count = &g_stats.reasons[std::string(mpi_name(en.shape.fn)) + ": " + why];
+    const std::string& env = config().env[at(en.shape.fn)];
     if (config().strict && !env.empty() && env.rfind("native", 0) != 0) {
-        std::fprintf(stderr, "collplan: COLLPLAN_STRICT: %s P=%d %lluB would run natively: %s\n", kFnName[en.shape.fn],
+        std::fprintf(stderr, "collplan: COLLPLAN_STRICT: %s P=%d %lluB would run natively: %s\n", mpi_name(en.shape.fn),
                      ce.P, static_cast<unsigned long long>(bytes), why.c_str());
         std::fflush(stderr);
         PMPI_Abort(ce.comm, 1);
@@ -382,7 +398,7 @@ std::string algorithm_text(const Request& r) {
 // the choice and returns null). Every input of the decision is equal on every rank.
 template <class Make>
 std::unique_ptr<Entry> new_entry(CommEntry& ce, const Shape& shape, uint64_t bytes, Make make) {
-    const Fn f = shape.fn;
+    const Collective f = shape.fn;
     auto en = std::make_unique<Entry>();
     en->shape = shape;
     en->user_op = shape.op != MPI_OP_NULL && !predefined_op(shape.op);
@@ -403,7 +419,7 @@ std::unique_ptr<Entry> new_entry(CommEntry& ce, const Shape& shape, uint64_t byt
 
 // The cached entry of a call shape, deciding on the first call.
 template <class Make>
-Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
+Entry* decide(CommEntry& ce, Collective f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_Op o, uint64_t bytes, Make make) {
     if (Entry* e = ce.shapes.find(f, x, y, t, o)) return e;
     return ce.shapes.add(new_entry(ce, Shape{f, x, y, t, o}, bytes, make));
 }
@@ -411,7 +427,7 @@ Entry* decide(CommEntry& ce, Fn f, uint64_t x, uint64_t y, MPI_Datatype t, MPI_O
 // The same for allgatherv and reduce_scatter, keyed by their counts (CommEntry::key) in CommEntry::counted, with
 // `total` bytes in all: the decision sees the mean bytes per rank (the wisdom's size of these two, as in Python).
 template <class Make>
-Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t total, Make make) {
+Entry* decide_counted(CommEntry& ce, Collective f, MPI_Datatype t, MPI_Op o, uint64_t total, Make make) {
     if (Entry* e = ce.counted.find(f, ce.key, t, o)) return e;
     auto en = new_entry(ce, Shape{f, 0, 0, t, o}, total / static_cast<uint64_t>(ce.P), make);
     en->bytes = total;
@@ -421,16 +437,16 @@ Entry* decide_counted(CommEntry& ce, Fn f, MPI_Datatype t, MPI_Op o, uint64_t to
 
 // Send and receive buffers that alias without MPI_IN_PLACE: forbidden by MPI; the library's own collective
 // reports the error as it would without collplan.
-void count_alias(Fn f, Kind k = kBlocking) {
+void count_alias(Collective f, Kind k = kBlocking) {
     if (g_stats_on) {
-        ++g_stats.native[k][f];
-        ++g_stats.reasons[std::string(kFnName[f]) + ": send and receive buffers alias (erroneous; the MPI library reports it)"];
+        ++g_stats.native[k][at(f)];
+        ++g_stats.reasons[std::string(mpi_name(f)) + ": send and receive buffers alias (erroneous; the MPI library reports it)"];
     }
 }
 
-void count_native(Fn f, const Entry* en, Kind k = kBlocking) {
+void count_native(Collective f, const Entry* en, Kind k = kBlocking) {
     if (g_stats_on) {
-        ++g_stats.native[k][f];
+        ++g_stats.native[k][at(f)];
         if (en && en->reason_count) ++*en->reason_count;
     }
 }
@@ -441,131 +457,32 @@ struct Call {
     MPI_Info info = MPI_INFO_NULL;
 };
 
-#if COLLPLAN_PERSISTENT_COLLECTIVES
-#define COLLPLAN_INIT(call) call
-#else
-#define COLLPLAN_INIT(call) MPI_ERR_OTHER
-#endif
-
-// The MPI library's own collectives -- blocking, non-blocking (K = kNonblocking) and persistent (kPersistent) -- for
-// int counts and (MPI-4) MPI_Count ones (Count, Displ, suffix _c).
-#define COLLPLAN_NATIVES(Count, Displ, C)                                                                              \
-    template <Kind K>                                                                                                  \
-    int native_block(Fn f, const Call& k, int root, const void* s, Count sc, MPI_Datatype st, void* r, Count rc,       \
-                     MPI_Datatype rt, MPI_Comm c) {                                                                    \
-        if constexpr (K == kNonblocking) {                                                                             \
-            switch (f) {                                                                                               \
-                case kAllgather: return PMPI_Iallgather##C(s, sc, st, r, rc, rt, c, k.request);                        \
-                case kAlltoall: return PMPI_Ialltoall##C(s, sc, st, r, rc, rt, c, k.request);                          \
-                case kBcast: return PMPI_Ibcast##C(r, rc, rt, root, c, k.request);                                     \
-                case kGather: return PMPI_Igather##C(s, sc, st, r, rc, rt, root, c, k.request);                        \
-                default: return PMPI_Iscatter##C(s, sc, st, r, rc, rt, root, c, k.request);                            \
-            }                                                                                                          \
-        } else if constexpr (K == kPersistent) {                                                                       \
-            switch (f) {                                                                                               \
-                case kAllgather: return COLLPLAN_INIT(PMPI_Allgather_init##C(s, sc, st, r, rc, rt, c, k.info, k.request)); \
-                case kAlltoall: return COLLPLAN_INIT(PMPI_Alltoall_init##C(s, sc, st, r, rc, rt, c, k.info, k.request)); \
-                case kBcast: return COLLPLAN_INIT(PMPI_Bcast_init##C(r, rc, rt, root, c, k.info, k.request));          \
-                case kGather: return COLLPLAN_INIT(PMPI_Gather_init##C(s, sc, st, r, rc, rt, root, c, k.info, k.request)); \
-                default: return COLLPLAN_INIT(PMPI_Scatter_init##C(s, sc, st, r, rc, rt, root, c, k.info, k.request)); \
-            }                                                                                                          \
-        } else {                                                                                                       \
-            switch (f) {                                                                                               \
-                case kAllgather: return PMPI_Allgather##C(s, sc, st, r, rc, rt, c);                                    \
-                case kAlltoall: return PMPI_Alltoall##C(s, sc, st, r, rc, rt, c);                                      \
-                case kBcast: return PMPI_Bcast##C(r, rc, rt, root, c);                                                 \
-                case kGather: return PMPI_Gather##C(s, sc, st, r, rc, rt, root, c);                                    \
-                default: return PMPI_Scatter##C(s, sc, st, r, rc, rt, root, c);                                        \
-            }                                                                                                          \
-        }                                                                                                              \
-    }                                                                                                                  \
-    template <Kind K>                                                                                                  \
-    int native_reduction(Fn f, const Call& k, int root, const void* s, void* r, Count n, MPI_Datatype t, MPI_Op op,    \
-                         MPI_Comm c) {                                                                                 \
-        if constexpr (K == kNonblocking) {                                                                             \
-            switch (f) {                                                                                               \
-                case kAllreduce: return PMPI_Iallreduce##C(s, r, n, t, op, c, k.request);                              \
-                case kReduce: return PMPI_Ireduce##C(s, r, n, t, op, root, c, k.request);                              \
-                default: return PMPI_Ireduce_scatter_block##C(s, r, n, t, op, c, k.request);                           \
-            }                                                                                                          \
-        } else if constexpr (K == kPersistent) {                                                                       \
-            switch (f) {                                                                                               \
-                case kAllreduce: return COLLPLAN_INIT(PMPI_Allreduce_init##C(s, r, n, t, op, c, k.info, k.request));   \
-                case kReduce: return COLLPLAN_INIT(PMPI_Reduce_init##C(s, r, n, t, op, root, c, k.info, k.request));   \
-                default: return COLLPLAN_INIT(PMPI_Reduce_scatter_block_init##C(s, r, n, t, op, c, k.info, k.request)); \
-            }                                                                                                          \
-        } else {                                                                                                       \
-            switch (f) {                                                                                               \
-                case kAllreduce: return PMPI_Allreduce##C(s, r, n, t, op, c);                                          \
-                case kReduce: return PMPI_Reduce##C(s, r, n, t, op, root, c);                                          \
-                default: return PMPI_Reduce_scatter_block##C(s, r, n, t, op, c);                                       \
-            }                                                                                                          \
-        }                                                                                                              \
-    }                                                                                                                  \
-    template <Kind K>                                                                                                  \
-    int native_reduce_scatter(const Call& k, const void* s, void* r, const Count* n, MPI_Datatype t, MPI_Op op,        \
-                              MPI_Comm c) {                                                                            \
-        if constexpr (K == kNonblocking) return PMPI_Ireduce_scatter##C(s, r, n, t, op, c, k.request);                 \
-        else if constexpr (K == kPersistent)                                                                           \
-            return COLLPLAN_INIT(PMPI_Reduce_scatter_init##C(s, r, n, t, op, c, k.info, k.request));                   \
-        else return PMPI_Reduce_scatter##C(s, r, n, t, op, c);                                                         \
-    }                                                                                                                  \
-    template <Kind K>                                                                                                  \
-    int native_allgatherv(const Call& k, const void* s, Count sc, MPI_Datatype st, void* r, const Count* rc,           \
-                          const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                                              \
-        if constexpr (K == kNonblocking) return PMPI_Iallgatherv##C(s, sc, st, r, rc, rd, rt, c, k.request);           \
-        else if constexpr (K == kPersistent)                                                                           \
-            return COLLPLAN_INIT(PMPI_Allgatherv_init##C(s, sc, st, r, rc, rd, rt, c, k.info, k.request));             \
-        else return PMPI_Allgatherv##C(s, sc, st, r, rc, rd, rt, c);                                                   \
-    }                                                                                                                  \
-    template <Kind K>                                                                                                  \
-    int native_alltoallv(const Call& k, const void* s, const Count* sc, const Displ* sd, MPI_Datatype st, void* r,      \
-                         const Count* rc, const Displ* rd, MPI_Datatype rt, MPI_Comm c) {                              \
-        if constexpr (K == kNonblocking) return PMPI_Ialltoallv##C(s, sc, sd, st, r, rc, rd, rt, c, k.request);        \
-        else if constexpr (K == kPersistent)                                                                           \
-            return COLLPLAN_INIT(PMPI_Alltoallv_init##C(s, sc, sd, st, r, rc, rd, rt, c, k.info, k.request));          \
-        else return PMPI_Alltoallv##C(s, sc, sd, st, r, rc, rd, rt, c);                                                \
-    }
-COLLPLAN_NATIVES(int, int, )
-#if MPI_VERSION >= 4
-COLLPLAN_NATIVES(MPI_Count, MPI_Aint, _c)
-#endif
-#undef COLLPLAN_NATIVES
-
-template <Kind K>
-int native_barrier(const Call& k, MPI_Comm c) {
-    if constexpr (K == kNonblocking) return PMPI_Ibarrier(c, k.request);
-    else if constexpr (K == kPersistent) return COLLPLAN_INIT(PMPI_Barrier_init(c, k.info, k.request));
-    else return PMPI_Barrier(c);
-}
-#undef COLLPLAN_INIT
-
 // An inter-communicator: collplan's schedules run on intra-communicators; the library's own collective runs, and
 // COLLPLAN_VERBOSE / COLLPLAN_STATS say why, as for every other fallback.
-void count_inter(const CommEntry& ce, Fn f, Kind k) {
+void count_inter(const CommEntry& ce, Collective f, Kind k) {
     static const char* const why = "an inter-communicator (collplan's schedules run on intra-communicators)";
     if (config().verbose) log_once(ce, f, 0, std::string("native (") + why + ")");
     if (g_stats_on) {
-        ++g_stats.native[k][f];
-        ++g_stats.reasons[std::string(kFnName[f]) + ": " + why];
+        ++g_stats.native[k][at(f)];
+        ++g_stats.reasons[std::string(mpi_name(f)) + ": " + why];
     }
 }
 
-int count_collplan(Fn f, Kind k = kBlocking) {
-    if (g_stats_on) ++g_stats.collplan[k][f];
+int count_collplan(Collective f, Kind k = kBlocking) {
+    if (g_stats_on) ++g_stats.collplan[k][at(f)];
     return MPI_SUCCESS;
 }
 
 // An error inside a run of collplan's schedule (the ranks have started it: no fallback is possible) goes to the
 // communicator's error handler, as the MPI library's own errors do.
-int run_failed(MPI_Comm comm, Fn f, const std::exception& e) {
-    std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", kFnName[f], e.what());
+int run_failed(MPI_Comm comm, Collective f, const std::exception& e) {
+    std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", mpi_name(f), e.what());
     std::fflush(stderr);
     PMPI_Comm_call_errhandler(comm, MPI_ERR_INTERN);
     return MPI_ERR_INTERN;
 }
 
-int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
+int run(MPI_Comm comm, Collective f, Request& req, const void* send, void* recv) {
     try {
         req.bind(send, recv);
         req.run();
@@ -580,7 +497,7 @@ int run(MPI_Comm comm, Fn f, Request& req, const void* send, void* recv) {
 // `finish` (copies out of staging); non-blocking or persistent -- started, and `finish` kept for when the completion
 // calls see the run complete (pmpi_requests.cpp).
 struct Go {
-    Fn f;
+    Collective f;
     MPI_Comm comm;
     CollRequest* c = nullptr;
 };
@@ -619,25 +536,25 @@ int go_nothing(const Go& g) {
     return MPI_SUCCESS;
 }
 
-std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm comm, const Choice& ch);
-std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
-                                        const Choice& ch);
-
 // Another request for a decided entry (a non-blocking call while another of the same shape is in flight, a
 // persistent request): the plan is cached, and so is the schedule every rank agreed on -- this is local.
 std::unique_ptr<Request> remake(const Entry& en, MPI_Comm comm, MPI_Datatype t) {
-    const Fn f = en.shape.fn;
+    const Collective f = en.shape.fn;
     const Choice& ch = en.choice;
     const int root = static_cast<int>(en.shape.b);
-    switch (f) {
-        case kAlltoallv: return nullptr;  // made per call from the count matrix
-        case kBarrier: return barrier_init(comm, ch);
-        case kAllreduce: case kReduce: case kReduceScatterBlock:
-            return reduction_init(f, en.shape.a, root, t, en.shape.op, comm, ch);
-        case kReduceScatter: return reduce_scatter_init(nullptr, nullptr, en.counts.data(), t, en.shape.op, comm, ch);
-        case kAllgatherv: return allgatherv_init(nullptr, nullptr, en.counts.data(), en.displs.data(), comm, ch);
-        default: return bytes_init(f, en.bytes, root, comm, ch);
+    switch (args_of(f)) {
+        case Args::alltoallv: return nullptr;  // made per call from the count matrix
+        case Args::barrier: return barrier_init(comm, ch);
+        case Args::reduction:
+        case Args::reduction_root: return reduction_init(f, nullptr, nullptr, en.shape.a, t, en.shape.op, root, comm, ch);
+        case Args::reduce_scatter:
+            return reduce_scatter_init(nullptr, nullptr, en.counts.data(), t, en.shape.op, comm, ch);
+        case Args::allgatherv: return allgatherv_init(nullptr, nullptr, en.counts.data(), en.displs.data(), comm, ch);
+        case Args::bytes:
+        case Args::bytes_root:
+        case Args::bcast: return bytes_init(f, nullptr, nullptr, en.bytes, root, comm, ch);
     }
+    return nullptr;
 }
 
 // The derived datatypes and user operation a call's run uses, held by its request for its whole life
@@ -662,9 +579,9 @@ struct NoPrepare {
 // rank makes it in the same order (its MPI_Start calls may come in any order); `prepare` finishes it (alltoallv:
 // its request, made now). Any error here is the call's MPI error, never an abort.
 template <Kind K, class Launch, class Prepare = NoPrepare>
-int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& uses, Launch launch,
+int start_collplan(Collective f, MPI_Comm comm, const Call& k, Entry& en, const Uses& uses, Launch launch,
                    Prepare prepare = {}) {
-    CollRequest* c = new_request(comm, f, K == kPersistent, k.request);
+    CollRequest* c = new_request(comm, K == kPersistent, k.request);
     try {
         if (c->owner.get() != &en) {  // a record last used for another entry (records keep theirs: no atomics here)
             release_slot(*c);
@@ -676,7 +593,7 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
             c->slot = std::move(en.pool->spare.back());
             en.pool->spare.pop_back();
         }
-        if (c->slot && f == kAlltoallv) c->slot->req.reset();  // made for another call's counts and buffers
+        if (c->slot && f == C::alltoallv) c->slot->req.reset();  // made for another call's counts and buffers
         if (!c->slot) {
             c->slot = std::make_unique<Slot>();
             c->slot->req = remake(en, comm, uses.remake);
@@ -700,7 +617,7 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
         try {
             return launch(*c);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", kFnName[f], e.what());
+            std::fprintf(stderr, "collplan: %s failed inside collplan's schedule: %s\n", mpi_name(f), e.what());
             std::fflush(stderr);
             fail(*c, MPI_ERR_INTERN);
             return MPI_ERR_INTERN;
@@ -712,7 +629,7 @@ int start_collplan(Fn f, MPI_Comm comm, const Call& k, Entry& en, const Uses& us
 // the call's MPI error through the communicator's error handler, as the MPI library's own errors do -- never an
 // uncaught exception that ends the rank. (Requests are handed out only by start_collplan, which catches its own.)
 template <class Body>
-int guarded(Fn f, MPI_Comm comm, const Call& k, Body body) {
+int guarded(Collective f, MPI_Comm comm, const Call& k, Body body) {
     try {
         return body();
     } catch (const std::exception& e) {
@@ -737,65 +654,51 @@ struct BytesCall {
     MPI_Datatype key_t = MPI_DATATYPE_NULL;
 };
 
-template <class Count>
-BytesCall bytes_call(Fn f, int P, int me, int root, const void* sbuf, Count scount, MPI_Datatype st, const void* rbuf,
+template <Collective f, class Count>
+BytesCall bytes_call(int P, int me, int root, const void* sbuf, Count scount, MPI_Datatype st, const void* rbuf,
                      Count rcount, MPI_Datatype rt) {
     const uint64_t sc = static_cast<uint64_t>(scount), rc = static_cast<uint64_t>(rcount), n = static_cast<uint64_t>(P);
     const bool at_root = me == root;
     BytesCall c;
     c.key_n = rc, c.key_t = rt, c.out_n = rc;
-    switch (f) {
-        case kAllgather:
-        case kAlltoall:
-            c.in_place = sbuf == MPI_IN_PLACE;
-            c.in_n = (f == kAllgather ? 1 : n) * (c.in_place ? rc : sc);
-            c.in_at = f == kAllgather ? static_cast<uint64_t>(me) * rc : 0;
-            c.out_n = n * rc;
-            c.alias = !c.in_place && sbuf == rbuf;
-            break;
-        case kBcast:
-            c.has_in = false, c.prefill = at_root;
-            break;
-        case kGather:
-            c.in_place = at_root && sbuf == MPI_IN_PLACE;
-            c.in_n = c.in_place ? rc : sc, c.in_at = static_cast<uint64_t>(root) * rc;
-            c.has_out = at_root, c.out_n = n * rc;
-            if (!c.in_place) c.key_n = sc, c.key_t = st;
-            c.alias = at_root && !c.in_place && sbuf == rbuf;
-            break;
-        default:  // scatter
-            c.has_in = at_root, c.in_n = n * sc;
-            c.has_out = !(at_root && rbuf == MPI_IN_PLACE);
-            if (!c.has_out) c.key_n = sc, c.key_t = st;
-            c.alias = at_root && c.has_out && sbuf == rbuf;
+    if constexpr (f == C::allgather || f == C::alltoall) {
+        c.in_place = sbuf == MPI_IN_PLACE;
+        c.in_n = (f == C::allgather ? 1 : n) * (c.in_place ? rc : sc);
+        c.in_at = f == C::allgather ? static_cast<uint64_t>(me) * rc : 0;
+        c.out_n = n * rc;
+        c.alias = !c.in_place && sbuf == rbuf;
+    } else if constexpr (f == C::bcast) {
+        c.has_in = false, c.prefill = at_root;
+    } else if constexpr (f == C::gather) {
+        c.in_place = at_root && sbuf == MPI_IN_PLACE;
+        c.in_n = c.in_place ? rc : sc, c.in_at = static_cast<uint64_t>(root) * rc;
+        c.has_out = at_root, c.out_n = n * rc;
+        if (!c.in_place) c.key_n = sc, c.key_t = st;
+        c.alias = at_root && !c.in_place && sbuf == rbuf;
+    } else {
+        static_assert(f == C::scatter, "bytes_call: a collective of bytes (collectives.def) with no case here");
+        c.has_in = at_root, c.in_n = n * sc;
+        c.has_out = !(at_root && rbuf == MPI_IN_PLACE);
+        if (!c.has_out) c.key_n = sc, c.key_t = st;
+        c.alias = at_root && c.has_out && sbuf == rbuf;
     }
     return c;
 }
 
-std::unique_ptr<Request> bytes_init(Fn f, uint64_t bytes, int root, MPI_Comm comm, const Choice& ch) {
-    switch (f) {
-        case kAllgather: return allgather_init(nullptr, nullptr, bytes, comm, ch);
-        case kAlltoall: return alltoall_init(nullptr, nullptr, bytes, comm, ch);
-        case kBcast: return bcast_init(nullptr, bytes, root, comm, ch);
-        case kGather: return gather_init(nullptr, nullptr, bytes, root, comm, ch);
-        default: return scatter_init(nullptr, nullptr, bytes, root, comm, ch);
-    }
-}
-
 // The entry of a call of bytes, keyed by (key_n, key_t, root): the same bytes and root on every rank, so the same
 // decision, whatever datatypes describe them. The first call of a shape, or a derived datatype (asked every call):
-[[gnu::noinline]] Entry* bytes_entry_slow(CommEntry& ce, Entry* en, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
+[[gnu::noinline]] Entry* bytes_entry_slow(CommEntry& ce, Entry* en, Collective f, int root, const BytesCall& c, MPI_Comm comm) {
     const TypeInfo ti = info_of(c.key_t);
     if (en && en->ti.size != ti.size) en = ce.shapes.forget_last();  // a freed handle reused
     if (!en) {
         const uint64_t bytes = c.key_n * static_cast<uint64_t>(ti.size);
         en = decide(ce, f, c.key_n, static_cast<uint64_t>(root), c.key_t, MPI_OP_NULL, bytes,
-                    [&](const Choice& ch) { return bytes_init(f, bytes, root, comm, ch); });
+                    [&](const Choice& ch) { return bytes_init(f, nullptr, nullptr, bytes, root, comm, ch); });
     }
     en->ti = ti, en->fixed = ti.predefined;
     return en;
 }
-[[gnu::always_inline]] inline Entry* bytes_entry(CommEntry& ce, Fn f, int root, const BytesCall& c, MPI_Comm comm) {
+[[gnu::always_inline]] inline Entry* bytes_entry(CommEntry& ce, Collective f, int root, const BytesCall& c, MPI_Comm comm) {
     Entry* en = ce.shapes.find(f, c.key_n, static_cast<uint64_t>(root), c.key_t, MPI_OP_NULL);
     if (en && en->fixed) [[likely]] return en;
     return bytes_entry_slow(ce, en, f, root, c, comm);
@@ -833,16 +736,15 @@ int run_packed(const Go& g, Slot& s, const BytesCall& c, const void* sbuf, MPI_D
 
 // Allgather, alltoall, bcast, gather, scatter: messages of `bytes` (the type signature's size, equal on every rank).
 // Contiguous datatypes run in the user's buffers; others through packed copies (run_packed).
-template <Fn f, Kind K, class Count>
-[[gnu::noinline]] int bytes_like(int root, const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, Count rcount,
-                                 MPI_Datatype rt, MPI_Comm comm, const Call& k = {}) {
-    auto native = [&] { return native_block<K>(f, k, root, sbuf, scount, st, rbuf, rcount, rt, comm); };
-    if (!g_active[f]) return count_native(f, nullptr, K), native();
+template <Collective f, Kind K, class Native, class Count>
+[[gnu::noinline]] int bytes_like(Native native, const Call& k, int root, const void* sbuf, Count scount,
+                                 MPI_Datatype st, void* rbuf, Count rcount, MPI_Datatype rt, MPI_Comm comm) {
+    if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
         if (!ce->intra) return count_inter(*ce, f, K), native();
-        const BytesCall c = bytes_call(f, ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
+        const BytesCall c = bytes_call<f>(ce->P, ce->rank, root, sbuf, scount, st, rbuf, rcount, rt);
         Entry* en = bytes_entry(*ce, f, root, c, comm);
         if (c.alias && en->bytes > 0) return count_alias(f, K), native();
         if (!en->use) return count_native(f, en, K), native();
@@ -951,13 +853,12 @@ struct VectorArgs {
 // Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
 // communicator and MPI_IN_PLACE, and a request is made per call from the cached choice (a persistent one: at _init,
 // with the arrays copied).
-template <Kind K, class Count, class Displ>
-[[gnu::noinline]] int alltoallv_like(const void* sbuf, const Count* scounts, const Displ* sdispls, MPI_Datatype st,
-                                     void* rbuf, const Count* rcounts, const Displ* rdispls, MPI_Datatype rt,
-                                     MPI_Comm comm, const Call& k = {}) {
-    const Fn f = kAlltoallv;
-    auto native = [&] { return native_alltoallv<K>(k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm); };
-    if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native();
+template <Kind K, class Native, class Count, class Displ>
+[[gnu::noinline]] int alltoallv_like(Native native, const Call& k, const void* sbuf, const Count* scounts,
+                                     const Displ* sdispls, MPI_Datatype st, void* rbuf, const Count* rcounts,
+                                     const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm) {
+    const Collective f = C::alltoallv;
+    if (!g_active[at(f)]) [[likely]] return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
@@ -1007,37 +908,31 @@ struct ReductionCall {
     uint64_t in_n = 0, out_n = 0;
 };
 
-ReductionCall reduction_call(Fn f, int P, int me, int root, const void* sbuf, uint64_t n) {
+template <Collective f>
+ReductionCall reduction_call(int P, int me, int root, const void* sbuf, uint64_t n) {
+    static_assert(f == C::allreduce || f == C::reduce || f == C::reduce_scatter_block,
+                  "reduction_call: a reduction of count elements (collectives.def) with no case here");
     ReductionCall c;
-    c.in_place = sbuf == MPI_IN_PLACE && (f != kReduce || me == root);
-    c.has_out = f != kReduce || me == root;
-    c.in_n = f == kReduceScatterBlock ? static_cast<uint64_t>(P) * n : n;
+    c.has_out = f != C::reduce || me == root;
+    c.in_place = sbuf == MPI_IN_PLACE && c.has_out;
+    c.in_n = f == C::reduce_scatter_block ? static_cast<uint64_t>(P) * n : n;
     c.out_n = n;
     return c;
 }
 
-std::unique_ptr<Request> reduction_init(Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
-                                        const Choice& ch) {
-    switch (f) {
-        case kAllreduce: return allreduce_init(nullptr, nullptr, n, t, op, comm, ch);
-        case kReduce: return reduce_init(nullptr, nullptr, n, t, op, root, comm, ch);
-        default: return reduce_scatter_block_init(nullptr, nullptr, n, t, op, comm, ch);
-    }
-}
-
 // The entry of a reduction of n elements (allreduce, reduce, reduce_scatter_block), keyed by count, root, datatype
 // and operation: MPI requires them equal on every rank. The first call of a shape, or a derived datatype:
-[[gnu::noinline]] Entry* reduction_entry_slow(CommEntry& ce, Entry* en, Fn f, uint64_t n, int root, MPI_Datatype t,
+[[gnu::noinline]] Entry* reduction_entry_slow(CommEntry& ce, Entry* en, Collective f, uint64_t n, int root, MPI_Datatype t,
                                               MPI_Op op, MPI_Comm comm) {
     const TypeInfo ti = info_of(t);
     if (en && (en->ti.extent != ti.extent || en->ti.size != ti.size)) en = ce.shapes.forget_last();  // handle reused
     if (!en)
         en = decide(ce, f, n, static_cast<uint64_t>(root), t, op, n * static_cast<uint64_t>(ti.size),
-                    [&](const Choice& ch) { return reduction_init(f, n, root, t, op, comm, ch); });
+                    [&](const Choice& ch) { return reduction_init(f, nullptr, nullptr, n, t, op, root, comm, ch); });
     en->ti = ti, en->fixed = ti.predefined;
     return en;
 }
-[[gnu::always_inline]] inline Entry* reduction_entry(CommEntry& ce, Fn f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+[[gnu::always_inline]] inline Entry* reduction_entry(CommEntry& ce, Collective f, uint64_t n, int root, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
     Entry* en = ce.shapes.find(f, n, static_cast<uint64_t>(root), t, op);
     if (en && en->fixed) [[likely]] return en;
     return reduction_entry_slow(ce, en, f, n, root, t, op, comm);
@@ -1071,7 +966,7 @@ int run_reduction(const Go& g, const TypeInfo& ti, Slot& s, const ReductionCall&
 
 // A decided reduction: run now (blocking) or started (non-blocking, persistent).
 template <Kind K>
-int launch_reduction(Fn f, const Call& k, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf,
+int launch_reduction(Collective f, const Call& k, Entry& en, const ReductionCall& c, const void* sbuf, void* rbuf,
                      MPI_Datatype t, MPI_Comm comm) {
     const bool none = en.bytes == 0;
     if constexpr (K == kBlocking) {
@@ -1088,27 +983,26 @@ int launch_reduction(Fn f, const Call& k, Entry& en, const ReductionCall& c, con
 }
 
 // Allreduce, reduce, reduce_scatter_block: count elements of a datatype that is the same on every rank.
-template <Fn f, Kind K, class Count>
-[[gnu::noinline]] int reduction_like(int root, const void* sbuf, void* rbuf, Count count, MPI_Datatype t, MPI_Op op,
-                                     MPI_Comm comm, const Call& k = {}) {
-    auto native = [&] { return native_reduction<K>(f, k, root, sbuf, rbuf, count, t, op, comm); };
-    if (!g_active[f]) return count_native(f, nullptr, K), native();
+template <Collective f, Kind K, class Native, class Count>
+[[gnu::noinline]] int reduction_like(Native native, const Call& k, int root, const void* sbuf, void* rbuf, Count count,
+                                     MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
         if (!ce->intra) return count_inter(*ce, f, K), native();
         const uint64_t n = static_cast<uint64_t>(count);
         Entry* en = reduction_entry(*ce, f, n, root, t, op, comm);
-        const bool recv_here = f != kReduce || ce->rank == root;  // reduce: the receive buffer is the root's alone
-        if (recv_here && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f, K), native();
+        const ReductionCall c = reduction_call<f>(ce->P, ce->rank, root, sbuf, n);  // reduce: out at the root alone
+        if (c.has_out && sbuf == rbuf && sbuf != MPI_IN_PLACE && en->bytes > 0) return count_alias(f, K), native();
         if (!en->use) return count_native(f, en, K), native();
-        return launch_reduction<K>(f, k, *en, reduction_call(f, ce->P, ce->rank, root, sbuf, n), sbuf, rbuf, t, comm);
+        return launch_reduction<K>(f, k, *en, c, sbuf, rbuf, t, comm);
     });
 }
 
 // The entry of a reduce_scatter of the counts in CommEntry::key (`total` elements), datatype and operation.
 Entry* reduce_scatter_entry(CommEntry& ce, uint64_t total, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    const Fn f = kReduceScatter;
+    const Collective f = C::reduce_scatter;
     Entry* en = ce.counted.find(f, ce.key, t, op);
     if (en && en->fixed) return en;
     const TypeInfo ti = info_of(t);
@@ -1124,12 +1018,11 @@ Entry* reduce_scatter_entry(CommEntry& ce, uint64_t total, MPI_Datatype t, MPI_O
 
 // Reduce_scatter: recvcounts (equal on every rank, MPI's rule), the datatype and the operation key the decision
 // (CommEntry::counted).
-template <Kind K, class Count>
-[[gnu::noinline]] int reduce_scatter_like(const void* sbuf, void* rbuf, const Count* counts, MPI_Datatype t, MPI_Op op,
-                                          MPI_Comm comm, const Call& k = {}) {
-    const Fn f = kReduceScatter;
-    auto native = [&] { return native_reduce_scatter<K>(k, sbuf, rbuf, counts, t, op, comm); };
-    if (!g_active[f]) return count_native(f, nullptr, K), native();
+template <Kind K, class Native, class Count>
+[[gnu::noinline]] int reduce_scatter_like(Native native, const Call& k, const void* sbuf, void* rbuf,
+                                          const Count* counts, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
+    const Collective f = C::reduce_scatter;
+    if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
@@ -1184,12 +1077,12 @@ int run_allgatherv(const Go& g, const Entry& en, Slot& s, int me, const void* sb
 
 // Allgatherv: the bytes of every rank's block (recvcounts[j] x the receive type's size, equal on every rank) key
 // the decision (CommEntry::counted); displacements are this rank's layout and do not enter it.
-template <Kind K, class Count, class Displ>
-[[gnu::noinline]] int allgatherv_like(const void* sbuf, Count scount, MPI_Datatype st, void* rbuf, const Count* rcounts,
-                                      const Displ* displs, MPI_Datatype rt, MPI_Comm comm, const Call& k = {}) {
-    const Fn f = kAllgatherv;
-    auto native = [&] { return native_allgatherv<K>(k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm); };
-    if (!g_active[f]) return count_native(f, nullptr, K), native();
+template <Kind K, class Native, class Count, class Displ>
+[[gnu::noinline]] int allgatherv_like(Native native, const Call& k, const void* sbuf, Count scount, MPI_Datatype st,
+                                      void* rbuf, const Count* rcounts, const Displ* displs, MPI_Datatype rt,
+                                      MPI_Comm comm) {
+    const Collective f = C::allgatherv;
+    if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
@@ -1226,17 +1119,17 @@ template <Kind K, class Count, class Displ>
     });
 }
 
-template <Kind K>
-[[gnu::noinline]] int barrier(MPI_Comm comm, const Call& k = {}) {
-    const Fn f = kBarrier;
-    if (!g_active[f]) [[likely]] return count_native(f, nullptr, K), native_barrier<K>(k, comm);
+template <Kind K, class Native>
+[[gnu::noinline]] int barrier(Native native, const Call& k, MPI_Comm comm) {
+    const Collective f = C::barrier;
+    if (!g_active[at(f)]) [[likely]] return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
         CommEntry* ce = comm_entry(comm);
-        if (!ce->intra) return count_inter(*ce, f, K), native_barrier<K>(k, comm);
+        if (!ce->intra) return count_inter(*ce, f, K), native();
         Entry* en = decide(*ce, f, 0, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0,
                            [&](const Choice& ch) { return barrier_init(comm, ch); });
-        if (!en->use) return count_native(f, en, K), native_barrier<K>(k, comm);
+        if (!en->use) return count_native(f, en, K), native();
         if constexpr (K == kBlocking) {
             return run(comm, f, *en->own.req, nullptr, nullptr);
         } else {
@@ -1265,8 +1158,8 @@ void after_init(int provided) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
-    for (int f = 0; f < kNumFn; ++f) g_active[f] = config().active[f] || config().verbose;
-    for (int f = 0; f < kNumFn; ++f) g_forget = g_forget || g_active[f];
+    for (size_t i = 0; i < kNumColl; ++i) g_active[i] = config().active[i] || config().verbose;
+    for (bool a : g_active) g_forget = g_forget || a;
     if (!config().wisdom_error.empty() && rank == 0)
         std::fprintf(stderr, "collplan: warning: %s; the MPI library's collectives run instead\n",
                      config().wisdom_error.c_str());
@@ -1276,8 +1169,8 @@ void after_init(int provided) {
 }
 
 // The name of f's non-blocking (kind 1: MPI_Iallreduce) or persistent (kind 2: MPI_Allreduce_init) version.
-std::string kind_name(Fn f, int kind) {
-    std::string n = kFnName[f];
+std::string kind_name(Collective f, int kind) {
+    std::string n(describe(f).mpi_name);
     if (kind == kNonblocking) n = "MPI_I" + std::string(1, static_cast<char>(n[4] - 'A' + 'a')) + n.substr(5);
     if (kind == kPersistent) n += "_init";
     return n;
@@ -1287,20 +1180,21 @@ std::string kind_name(Fn f, int kind) {
 // Non-blocking calls are counted as MPI_I..., persistent ones as MPI_..._init (collplan: each MPI_Start; native:
 // the init call).
 void print_stats() {
-    constexpr int n = 2 * 3 * kNumFn;
+    constexpr int n = 2 * 3 * kNumColl;
     unsigned long long mine[n], sum[n] = {};
-    for (int k = 0; k < 3; ++k)
-        for (int f = 0; f < kNumFn; ++f)
-            mine[2 * (k * kNumFn + f)] = g_stats.collplan[k][f], mine[2 * (k * kNumFn + f) + 1] = g_stats.native[k][f];
+    for (size_t k = 0; k < 3; ++k)
+        for (size_t f = 0; f < kNumColl; ++f)
+            mine[2 * (k * kNumColl + f)] = g_stats.collplan[k][f], mine[2 * (k * kNumColl + f) + 1] = g_stats.native[k][f];
     PMPI_Reduce(mine, sum, n, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0) return;
     for (int k = 0; k < 3; ++k)
-        for (int f = 0; f < kNumFn; ++f) {
-            const unsigned long long c = sum[2 * (k * kNumFn + f)], nat = sum[2 * (k * kNumFn + f) + 1];
+        for (Collective f : kCollectives) {
+            const size_t i = 2 * (static_cast<size_t>(k) * kNumColl + at(f));
+            const unsigned long long c = sum[i], nat = sum[i + 1];
             if (c + nat > 0)
-                std::fprintf(stderr, "collplan-stats: %s collplan=%llu native=%llu\n", kind_name(static_cast<Fn>(f), k).c_str(), c, nat);
+                std::fprintf(stderr, "collplan-stats: %s collplan=%llu native=%llu\n", kind_name(f, k).c_str(), c, nat);
         }
     for (const auto& [why, n] : g_stats.reasons)
         if (n > 0) std::fprintf(stderr, "collplan-stats: native %llu %s\n", static_cast<unsigned long long>(n), why.c_str());
@@ -1357,140 +1251,112 @@ int MPI_Finalize() {
     return PMPI_Finalize();
 }
 
-// Each interceptor first tests whether anything is to be done for its collective; if not it tail-calls PMPI_.
-#define COLLPLAN_PASS_THROUGH(fn, call) \
-    if (!g_active[fn] && !g_stats_on) [[likely]] return call
+// The interceptors, generated from collectives.def: per row MPI_<Spelling>, MPI_I<id>, MPI_<Spelling>_init (where
+// the library has MPI-4 persistent collectives) and, where MPI_VERSION >= 4, their large-count versions (_c; MPI
+// has no MPI_Barrier_c). Each first tests whether anything is to be done for its collective; if not it calls PMPI_
+// at once (one branch). Else the template of its argument shape runs the call
+// (COLLPLAN_RUN_<args>), with `native` -- the library's own call, for every fallback -- and `k`, where a request goes.
+#define COLLPLAN_PARAMS_bytes(Count, Displ) \
+    const void *sbuf, Count scount, MPI_Datatype st, void *rbuf, Count rcount, MPI_Datatype rt, MPI_Comm comm
+#define COLLPLAN_ARGS_bytes sbuf, scount, st, rbuf, rcount, rt, comm
+#define COLLPLAN_RUN_bytes(id, K) bytes_like<C::id, K>(native, k, 0, sbuf, scount, st, rbuf, rcount, rt, comm)
 
-int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAllgather, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
+#define COLLPLAN_PARAMS_bytes_root(Count, Displ) \
+    const void *sbuf, Count scount, MPI_Datatype st, void *rbuf, Count rcount, MPI_Datatype rt, int root, MPI_Comm comm
+#define COLLPLAN_ARGS_bytes_root sbuf, scount, st, rbuf, rcount, rt, root, comm
+#define COLLPLAN_RUN_bytes_root(id, K) bytes_like<C::id, K>(native, k, root, sbuf, scount, st, rbuf, rcount, rt, comm)
 
-int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAlltoall, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
+#define COLLPLAN_PARAMS_bcast(Count, Displ) void *buf, Count count, MPI_Datatype t, int root, MPI_Comm comm
+#define COLLPLAN_ARGS_bcast buf, count, t, root, comm
+#define COLLPLAN_RUN_bcast(id, K) bytes_like<C::id, K>(native, k, root, nullptr, count, t, buf, count, t, comm)
 
-int MPI_Alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void* rbuf,
-                  const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
-    return alltoallv_like<kBlocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
-}
+#define COLLPLAN_PARAMS_reduction(Count, Displ) \
+    const void *sbuf, void *rbuf, Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm
+#define COLLPLAN_ARGS_reduction sbuf, rbuf, count, t, op, comm
+#define COLLPLAN_RUN_reduction(id, K) reduction_like<C::id, K>(native, k, 0, sbuf, rbuf, count, t, op, comm)
 
-int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce(sbuf, rbuf, count, t, op, comm));
-    return reduction_like<kAllreduce, kBlocking>(0, sbuf, rbuf, count, t, op, comm);
-}
+#define COLLPLAN_PARAMS_reduction_root(Count, Displ) \
+    const void *sbuf, void *rbuf, Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm
+#define COLLPLAN_ARGS_reduction_root sbuf, rbuf, count, t, op, root, comm
+#define COLLPLAN_RUN_reduction_root(id, K) reduction_like<C::id, K>(native, k, root, sbuf, rbuf, count, t, op, comm)
 
-int MPI_Barrier(MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kBarrier, PMPI_Barrier(comm));
-    return barrier<kBlocking>(comm);
-}
+#define COLLPLAN_PARAMS_allgatherv(Count, Displ)                                                                \
+    const void *sbuf, Count scount, MPI_Datatype st, void *rbuf, const Count rcounts[], const Displ displs[], \
+        MPI_Datatype rt, MPI_Comm comm
+#define COLLPLAN_ARGS_allgatherv sbuf, scount, st, rbuf, rcounts, displs, rt, comm
+#define COLLPLAN_RUN_allgatherv(id, K) allgatherv_like<K>(native, k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm)
 
-int MPI_Bcast(void* buf, int count, MPI_Datatype t, int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast(buf, count, t, root, comm));
-    return bytes_like<kBcast, kBlocking>(root, nullptr, count, t, buf, count, t, comm);
-}
+#define COLLPLAN_PARAMS_alltoallv(Count, Displ)                                                   \
+    const void *sbuf, const Count scounts[], const Displ sdispls[], MPI_Datatype st, void *rbuf, \
+        const Count rcounts[], const Displ rdispls[], MPI_Datatype rt, MPI_Comm comm
+#define COLLPLAN_ARGS_alltoallv sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm
+#define COLLPLAN_RUN_alltoallv(id, K) \
+    alltoallv_like<K>(native, k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm)
 
-int MPI_Gather(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
-               MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kGather, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
+#define COLLPLAN_PARAMS_reduce_scatter(Count, Displ) \
+    const void *sbuf, void *rbuf, const Count rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm
+#define COLLPLAN_ARGS_reduce_scatter sbuf, rbuf, rcounts, t, op, comm
+#define COLLPLAN_RUN_reduce_scatter(id, K) reduce_scatter_like<K>(native, k, sbuf, rbuf, rcounts, t, op, comm)
 
-int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, int rcount, MPI_Datatype rt, int root,
-                MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kScatter, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
+#define COLLPLAN_PARAMS_barrier(Count, Displ) MPI_Comm comm
+#define COLLPLAN_ARGS_barrier comm
+#define COLLPLAN_RUN_barrier(id, K) barrier<K>(native, k, comm)
 
-int MPI_Allgatherv(const void* sbuf, int scount, MPI_Datatype st, void* rbuf, const int rcounts[], const int displs[],
-                   MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
-    return allgatherv_like<kBlocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
-}
+// One interceptor: blocking, non-blocking (MPI_I...: `req`), persistent (..._init: `info`, `req`). Count, Displ,
+// Sfx: int, int and nothing, or MPI_Count, MPI_Aint and _c.
+#define COLLPLAN_PASS_THROUGH(id, call) \
+    if (!g_active[at(C::id)] && !g_stats_on) [[likely]] return call
+#define COLLPLAN_BLOCKING(id, Spelling, args, Count, Displ, Sfx)                 \
+    int MPI_##Spelling##Sfx(COLLPLAN_PARAMS_##args(Count, Displ)) {               \
+        COLLPLAN_PASS_THROUGH(id, PMPI_##Spelling##Sfx(COLLPLAN_ARGS_##args));   \
+        auto native = [=] { return PMPI_##Spelling##Sfx(COLLPLAN_ARGS_##args); }; \
+        const Call k;                                                             \
+        return COLLPLAN_RUN_##args(id, kBlocking);                                \
+    }
+#define COLLPLAN_NONBLOCKING(id, Spelling, args, Count, Displ, Sfx)                    \
+    int MPI_I##id##Sfx(COLLPLAN_PARAMS_##args(Count, Displ), MPI_Request* req) {        \
+        COLLPLAN_PASS_THROUGH(id, PMPI_I##id##Sfx(COLLPLAN_ARGS_##args, req));         \
+        auto native = [=] { return PMPI_I##id##Sfx(COLLPLAN_ARGS_##args, req); };       \
+        const Call k{req};                                                              \
+        return COLLPLAN_RUN_##args(id, kNonblocking);                                   \
+    }
+#define COLLPLAN_PERSISTENT(id, Spelling, args, Count, Displ, Sfx)                                          \
+    int MPI_##Spelling##_init##Sfx(COLLPLAN_PARAMS_##args(Count, Displ), MPI_Info info, MPI_Request* req) { \
+        COLLPLAN_PASS_THROUGH(id, PMPI_##Spelling##_init##Sfx(COLLPLAN_ARGS_##args, info, req));            \
+        auto native = [=] { return PMPI_##Spelling##_init##Sfx(COLLPLAN_ARGS_##args, info, req); };         \
+        const Call k{req, info};                                                                            \
+        return COLLPLAN_RUN_##args(id, kPersistent);                                                        \
+    }
 
-int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like<kReduce, kBlocking>(root, sbuf, rbuf, count, t, op, comm);
-}
+#define X(id, Spelling, args)                         \
+    COLLPLAN_BLOCKING(id, Spelling, args, int, int, ) \
+    COLLPLAN_NONBLOCKING(id, Spelling, args, int, int, )
+#include "collplan/pmpi/collectives.def"
+#undef X
 
-int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int rcount, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like<kReduceScatterBlock, kBlocking>(0, sbuf, rbuf, rcount, t, op, comm);
-}
-
-int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, t, op, comm));
-    return reduce_scatter_like<kBlocking>(sbuf, rbuf, rcounts, t, op, comm);
-}
-
-#if MPI_VERSION >= 4  // large-count variants (MPICH 4+; Open MPI 5.0 has none)
-int MPI_Allgather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
-                    MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllgather, PMPI_Allgather_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAllgather, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
-
-int MPI_Alltoall_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
-                   MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAlltoall, PMPI_Alltoall_c(sbuf, scount, st, rbuf, rcount, rt, comm));
-    return bytes_like<kAlltoall, kBlocking>(0, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
-
-int MPI_Alltoallv_c(const void* sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st, void* rbuf,
-                    const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAlltoallv, PMPI_Alltoallv_c(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm));
-    return alltoallv_like<kBlocking>(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
-}
-
-int MPI_Allreduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllreduce, PMPI_Allreduce_c(sbuf, rbuf, count, t, op, comm));
-    return reduction_like<kAllreduce, kBlocking>(0, sbuf, rbuf, count, t, op, comm);
-}
-
-int MPI_Bcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kBcast, PMPI_Bcast_c(buf, count, t, root, comm));
-    return bytes_like<kBcast, kBlocking>(root, nullptr, count, t, buf, count, t, comm);
-}
-
-int MPI_Gather_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
-                 int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kGather, PMPI_Gather_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kGather, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
-
-int MPI_Scatter_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, MPI_Count rcount, MPI_Datatype rt,
-                  int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kScatter, PMPI_Scatter_c(sbuf, scount, st, rbuf, rcount, rt, root, comm));
-    return bytes_like<kScatter, kBlocking>(root, sbuf, scount, st, rbuf, rcount, rt, comm);
-}
-
-int MPI_Allgatherv_c(const void* sbuf, MPI_Count scount, MPI_Datatype st, void* rbuf, const MPI_Count rcounts[],
-                     const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kAllgatherv, PMPI_Allgatherv_c(sbuf, scount, st, rbuf, rcounts, displs, rt, comm));
-    return allgatherv_like<kBlocking>(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
-}
-
-int MPI_Reduce_c(const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduce, PMPI_Reduce_c(sbuf, rbuf, count, t, op, root, comm));
-    return reduction_like<kReduce, kBlocking>(root, sbuf, rbuf, count, t, op, comm);
-}
-
-int MPI_Reduce_scatter_block_c(const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype t, MPI_Op op,
-                               MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduceScatterBlock, PMPI_Reduce_scatter_block_c(sbuf, rbuf, rcount, t, op, comm));
-    return reduction_like<kReduceScatterBlock, kBlocking>(0, sbuf, rbuf, rcount, t, op, comm);
-}
-
-int MPI_Reduce_scatter_c(const void* sbuf, void* rbuf, const MPI_Count rcounts[], MPI_Datatype t, MPI_Op op,
-                         MPI_Comm comm) {
-    COLLPLAN_PASS_THROUGH(kReduceScatter, PMPI_Reduce_scatter_c(sbuf, rbuf, rcounts, t, op, comm));
-    return reduce_scatter_like<kBlocking>(sbuf, rbuf, rcounts, t, op, comm);
-}
+#if COLLPLAN_PERSISTENT_COLLECTIVES  // decided at _init as the blocking twin would be; MPI_Start runs the schedule
+#define X(id, Spelling, args) COLLPLAN_PERSISTENT(id, Spelling, args, int, int, )
+#include "collplan/pmpi/collectives.def"
+#undef X
 #endif
 
-
-#include "collplan/pmpi/pmpi_interceptors.inc"
+#if MPI_VERSION >= 4  // large-count versions (MPICH 4+; Open MPI 5.0 has none)
+#define COLLPLAN_LARGE_COUNT(id, Spelling, args)                       \
+    COLLPLAN_BLOCKING(id, Spelling, args, MPI_Count, MPI_Aint, _c)     \
+    COLLPLAN_NONBLOCKING(id, Spelling, args, MPI_Count, MPI_Aint, _c)  \
+    COLLPLAN_PERSISTENT(id, Spelling, args, MPI_Count, MPI_Aint, _c)
+#define COLLPLAN_LARGE_COUNT_bytes COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_bytes_root COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_bcast COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_reduction COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_reduction_root COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_allgatherv COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_alltoallv COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_reduce_scatter COLLPLAN_LARGE_COUNT
+#define COLLPLAN_LARGE_COUNT_barrier(id, Spelling, args)
+#define X(id, Spelling, args) COLLPLAN_LARGE_COUNT_##args(id, Spelling, args)
+#include "collplan/pmpi/collectives.def"
+#undef X
+#endif
 
 }  // extern "C"

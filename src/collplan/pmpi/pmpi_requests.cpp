@@ -436,7 +436,7 @@ void progress_thread() {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ the requests
-CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out) {
+CollRequest* new_request(MPI_Comm comm, bool persistent, MPI_Request* out) {
     if (!g_have_statuses) [[unlikely]] capture_statuses();
     CollRequest* c = nullptr;
     if (!g_free.empty()) {
@@ -448,7 +448,7 @@ CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* ou
         c->index = static_cast<uint32_t>(g_table.size());
         g_table.push_back(c);
     }
-    c->comm = comm, c->fn = fn, c->persistent = persistent, c->live = true, c->user_freed = false;
+    c->comm = comm, c->persistent = persistent, c->live = true, c->user_freed = false;
     c->error = MPI_SUCCESS;
     c->state = persistent ? CollRequest::idle : CollRequest::running;
     add_live(1);

@@ -70,7 +70,6 @@ enum Kind : uint8_t { kBlocking, kNonblocking, kPersistent };
 struct CollRequest {
     uint32_t index = 0;                     // in the table; the program's handle encodes it
     MPI_Comm comm = MPI_COMM_NULL;          // the program's communicator (its error handler)
-    int fn = 0;                             // pmpi.cpp's Fn
     bool persistent = false;
     bool live = false;                      // the program may hold the handle (not freed)
     // idle: a persistent request not started (MPI's "inactive"); running: its schedule runs; signalled: the run is
@@ -107,7 +106,7 @@ extern bool g_forget;  // some decisions are cached (pmpi.cpp, after MPI_Init): 
 
 // A new request whose handle goes to *out: non-blocking ones are running (the caller starts the schedule),
 // persistent ones idle.
-CollRequest* new_request(MPI_Comm comm, int fn, bool persistent, MPI_Request* out);
+CollRequest* new_request(MPI_Comm comm, bool persistent, MPI_Request* out);
 // The schedule of c (bound, started by the caller) runs: from now on the completion calls advance it.
 void running(CollRequest& c);
 // Nothing to run (no data on any rank) or the run is over: the next completion call returns the request.

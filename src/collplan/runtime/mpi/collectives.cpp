@@ -452,6 +452,17 @@ std::unique_ptr<Request> bytes_request(Collective c, const void* send, void* rec
     return r;
 }
 
+// Throws Error unless c is one of the collectives without counts that are (`reduction`) or are not reductions:
+// the collectives bytes_init (or reduction_init) serves.
+void check_shape(Collective c, bool reduction, const char* entry) {
+    auto fits = [&](Collective x) { return describe(x).reduction == reduction && describe(x).counts == Counts::none; };
+    if (fits(c)) return;
+    std::string allowed;
+    for (Collective x : kCollectives)
+        if (fits(x)) allowed += (allowed.empty() ? "" : ", ") + std::string(describe(x).name);
+    throw Error(std::string(entry) + ": collective '" + to_string(c) + "' (allowed: " + allowed + ")");
+}
+
 // P counts, the same on every rank by MPI's rules; `what` names them in the error.
 std::vector<uint64_t> per_rank(const uint64_t* v, int P, const char* what) {
     if (v == nullptr && P > 0) throw Error(std::string(what) + " is null (allowed: one entry per rank, " + std::to_string(P) + ")");
@@ -460,37 +471,20 @@ std::vector<uint64_t> per_rank(const uint64_t* v, int P, const char* what) {
 
 }  // namespace
 
-std::unique_ptr<Request> allgather_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
+std::unique_ptr<Request> bytes_init(Collective c, const void* send, void* recv, uint64_t bytes, int root,
+                                    MPI_Comm comm, const Choice& ch) {
+    check_shape(c, false, "bytes_init");
+    const int P = comm_size(comm);
+    const uint64_t me = comm_rank(comm);
     CallShape sh;
     sh.count = bytes;
-    return bytes_request(Collective::allgather, send, recv, sh, comm, c, comm_rank(comm) * bytes);
-}
-
-std::unique_ptr<Request> alltoall_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = bytes;
-    return bytes_request(Collective::alltoall, send, recv, sh, comm, c, 0);
-}
-
-std::unique_ptr<Request> bcast_init(void* buf, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = bytes;
-    sh.root = root;
-    return bytes_request(Collective::bcast, nullptr, buf, sh, comm, c, 0);
-}
-
-std::unique_ptr<Request> gather_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = bytes;
-    sh.root = root;
-    return bytes_request(Collective::gather, send, recv, sh, comm, c, static_cast<uint64_t>(root) * bytes);
-}
-
-std::unique_ptr<Request> scatter_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = bytes;
-    sh.root = root;
-    return bytes_request(Collective::scatter, send, recv, sh, comm, c, 0);
+    sh.root = describe(c).rooted ? root : 0;
+    // In place, the input is this rank's block of the output where the output is every rank's input (allgather;
+    // gather at the root), else the output's start (alltoall).
+    const CollShape one{P, sh.root, 1};
+    const uint64_t in = buffer_blocks(c, one, static_cast<int>(me), Buf::in);
+    const uint64_t out = buffer_blocks(c, one, static_cast<int>(me), Buf::out);
+    return bytes_request(c, send, recv, sh, comm, ch, in > 0 && out == static_cast<uint64_t>(P) * in ? me * bytes : 0);
 }
 
 std::unique_ptr<Request> allgatherv_init(const void* send, void* recv, const uint64_t* recv_bytes,
@@ -583,26 +577,13 @@ std::unique_ptr<Request> reduction_request(Collective c, const void* send, void*
 
 }  // namespace
 
-std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
-                                        MPI_Comm comm, const Choice& c) {
+std::unique_ptr<Request> reduction_init(Collective c, const void* send, void* recv, uint64_t count, MPI_Datatype type,
+                                        MPI_Op op, int root, MPI_Comm comm, const Choice& ch) {
+    check_shape(c, true, "reduction_init");
     CallShape sh;
     sh.count = count;
-    return reduction_request(Collective::allreduce, send, recv, sh, type, op, comm, c);
-}
-
-std::unique_ptr<Request> reduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op, int root,
-                                     MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = count;
-    sh.root = root;
-    return reduction_request(Collective::reduce, send, recv, sh, type, op, comm, c);
-}
-
-std::unique_ptr<Request> reduce_scatter_block_init(const void* send, void* recv, uint64_t count, MPI_Datatype type,
-                                                   MPI_Op op, MPI_Comm comm, const Choice& c) {
-    CallShape sh;
-    sh.count = count;
-    return reduction_request(Collective::reduce_scatter_block, send, recv, sh, type, op, comm, c);
+    sh.root = describe(c).rooted ? root : 0;
+    return reduction_request(c, send, recv, sh, type, op, comm, ch);
 }
 
 std::unique_ptr<Request> reduce_scatter_init(const void* send, void* recv, const uint64_t* counts, MPI_Datatype type,

@@ -95,34 +95,30 @@ private:
     bool cached_ = false;
 };
 
-std::unique_ptr<Request> allgather_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> alltoall_init(const void* send, void* recv, uint64_t bytes, MPI_Comm comm, const Choice& c);
-// Counts and displacements in bytes, P entries each (this rank's row / column of the matrix).
-std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_bytes, const uint64_t* send_displs,
-                                        void* recv, const uint64_t* recv_bytes, const uint64_t* recv_displs,
-                                        MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> allreduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op,
-                                        MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
-
-// The rooted collectives (root: the same on every rank, 0 .. P-1). bytes: bcast -- the message; gather -- what
-// each rank contributes; scatter -- what the root sends to each rank. Buffers MPI calls significant only at the
-// root (gather's recv, scatter's send) may be null on the other ranks.
-std::unique_ptr<Request> bcast_init(void* buf, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> gather_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> scatter_init(const void* send, void* recv, uint64_t bytes, int root, MPI_Comm comm, const Choice& c);
+// The entry points follow the shapes of MPI's argument lists (the PMPI library's table, pmpi/collectives.def):
+//
+// The collectives of bytes (describe(c): no reduction, no counts) -- allgather, alltoall, bcast, gather, scatter
+// (and barrier, with no data: barrier_init). bytes: allgather, gather -- what each rank contributes; alltoall --
+// what each rank sends to each rank; bcast -- the message (`send` is ignored, `recv` is the buffer); scatter --
+// what the root sends to each rank. root: the rooted ones' (the same on every rank, 0 .. P-1; ignored by the
+// others). Buffers MPI calls significant only at the root (gather's recv, scatter's send) may be null elsewhere.
+std::unique_ptr<Request> bytes_init(Collective c, const void* send, void* recv, uint64_t bytes, int root,
+                                    MPI_Comm comm, const Choice& ch);
+// The reductions of count elements of `type` on every rank (describe(c): a reduction, no counts) -- allreduce,
+// reduce (recv significant at the root only), reduce_scatter_block (send holds P * count elements, recv count).
+std::unique_ptr<Request> reduction_init(Collective c, const void* send, void* recv, uint64_t count, MPI_Datatype type,
+                                        MPI_Op op, int root, MPI_Comm comm, const Choice& ch);
 // allgatherv: P counts and displacements in bytes, the same on every rank (MPI requires the counts equal).
 std::unique_ptr<Request> allgatherv_init(const void* send, void* recv, const uint64_t* recv_bytes,
                                          const uint64_t* recv_displs, MPI_Comm comm, const Choice& c);
-// Reductions, as allreduce_init: count elements (reduce_scatter: P counts, the same on every rank) of `type`.
-// reduce: recv significant at the root only; reduce_scatter_block: send holds P * count elements, recv count;
-// reduce_scatter: send holds the sum of counts, recv counts[rank].
-std::unique_ptr<Request> reduce_init(const void* send, void* recv, uint64_t count, MPI_Datatype type, MPI_Op op, int root,
-                                     MPI_Comm comm, const Choice& c);
-std::unique_ptr<Request> reduce_scatter_block_init(const void* send, void* recv, uint64_t count, MPI_Datatype type,
-                                                   MPI_Op op, MPI_Comm comm, const Choice& c);
+// alltoallv: counts and displacements in bytes, P entries each (this rank's row / column of the matrix).
+std::unique_ptr<Request> alltoallv_init(const void* send, const uint64_t* send_bytes, const uint64_t* send_displs,
+                                        void* recv, const uint64_t* recv_bytes, const uint64_t* recv_displs,
+                                        MPI_Comm comm, const Choice& c);
+// reduce_scatter: P counts, the same on every rank; send holds the sum of counts, recv counts[rank] elements.
 std::unique_ptr<Request> reduce_scatter_init(const void* send, void* recv, const uint64_t* counts, MPI_Datatype type,
                                              MPI_Op op, MPI_Comm comm, const Choice& c);
+std::unique_ptr<Request> barrier_init(MPI_Comm comm, const Choice& c);
 
 // The schedule a call with this choice runs on P ranks (not cached): every rank's program, or only_rank's alone
 // (what a call runs when its blocks are even: see Layout::uniform); `inputs`: the counts (alltoallv's matrix,
