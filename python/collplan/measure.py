@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
+from . import _core
 from . import mpi as cmpi
 from ._core import CollplanError
 
@@ -37,7 +38,8 @@ def _affine_op(MPI, np, dtype):
 
 class Case:
     """Buffers, the collplan request, the native call and the expected result of one (collective, size); `root` for
-    the rooted collectives (buffers significant only at the root are None elsewhere)."""
+    the rooted collectives (buffers significant only at the root are None elsewhere). The buffers are set up per
+    shape of collplan.mpi's table (`_setup_<shape>`), from the collective's descriptor and its layout."""
 
     def __init__(self, MPI, comm, collective: str, size: int, op: str, root: int = 0):
         import numpy as np
@@ -45,10 +47,15 @@ class Case:
         self.np, self.MPI, self.comm = np, MPI, comm
         self.P, self.me = comm.Get_size(), comm.Get_rank()
         self.collective, self.size, self.op_name, self.op, self.datatype = collective, size, op, None, None
+        self.spec = cmpi._SPECS[collective]
+        self.rooted = self.spec.info["rooted"]
         self.root = cmpi._root(comm, root)
+        self.mpi = getattr(comm, self.spec.info["mpi_name"][len("MPI_"):])  # mpi4py's blocking call, e.g. Allgather
         self.counts = self.displs = None  # allgatherv: bytes; reduce_scatter: elements
+        self.scounts = self.rcounts = None  # alltoallv: bytes
+        self.count = 0  # the reductions: elements of a result block
         self.keep_input = False  # bcast's root: the result is the message, kept between runs
-        getattr(self, f"_setup_{collective}")(size)
+        getattr(self, f"_setup_{self.spec.shape}")(size)
 
     def _pattern(self, key, n):
         return ((self.np.arange(n, dtype=self.np.int64) * 7 + key * 131 + 1) % 251).astype(self.np.uint8)
@@ -56,19 +63,30 @@ class Case:
     def _concat(self, parts, n):
         return self.np.concatenate(parts) if n else self.np.zeros(0, self.np.uint8)
 
-    def _setup_allgather(self, n):
-        np, P = self.np, self.P
-        self.send = self._pattern(self.me, n)
-        self.recv = np.zeros(P * n, np.uint8)
-        self.want = self._concat([self._pattern(r, n) for r in range(P)], n)
-        self.native = lambda: self.comm.Allgather(self.send, self.recv)
+    def _setup_bytes(self, n):
+        """n bytes per block; a buffer holds one block or one per rank (collective.hpp's layout), the side that holds
+        one per rank of a rooted collective at the root only. Rank r's block for rank j is pattern r*P + j when r
+        sends each rank its own block (alltoall, scatter), else pattern r (allgather, gather, bcast)."""
+        P, me, root = self.P, self.me, self.root
+        many_send, many_recv = cmpi._per_rank(self.spec, 0), cmpi._per_rank(self.spec, 1)
 
-    def _setup_alltoall(self, n):
-        np, P = self.np, self.P
-        self.send = self._concat([self._pattern(self.me * P + j, n) for j in range(P)], n)
-        self.recv = np.zeros(P * n, np.uint8)
-        self.want = self._concat([self._pattern(r * P + self.me, n) for r in range(P)], n)
-        self.native = lambda: self.comm.Alltoall(self.send, self.recv)
+        def key(r, j):
+            return r * P + j if many_send else r
+        sources = range(P) if many_recv else [root]
+        at = (root,) if self.rooted else ()
+        want = self._concat([self._pattern(key(r, me), n) for r in sources], len(sources) * n)
+        if self.spec.send_ix is None:  # bcast: one buffer, the message at the root
+            self.send, self.want = None, want
+            self.recv = want.copy() if me == root else self.np.zeros(n, self.np.uint8)
+            self.keep_input = me == root
+            self.native = lambda: self.mpi(self.recv, *at)
+            return
+        here = not self.rooted or me == root
+        self.send = (self._concat([self._pattern(key(me, j), n) for j in range(P)], P * n) if many_send
+                     else self._pattern(key(me, 0), n)) if here or not many_send else None
+        self.recv = self.np.zeros(len(sources) * n, self.np.uint8) if here or not many_recv else None
+        self.want = want if self.recv is not None else None
+        self.native = lambda: self.mpi(self.send, self.recv, *at)
 
     def _counts(self, i, n):
         return [n * ((i + j) % 3) // 2 for j in range(self.P)]
@@ -80,26 +98,7 @@ class Case:
         self.send = self._concat([self._pattern(me * P + j, self.scounts[j]) for j in range(P)], sum(self.scounts))
         self.recv = np.zeros(sum(self.rcounts), np.uint8)
         self.want = self._concat([self._pattern(r * P + me, self.rcounts[r]) for r in range(P)], sum(self.rcounts))
-        self.native = lambda: self.comm.Alltoallv([self.send, self.scounts], [self.recv, self.rcounts])
-
-    def _setup_bcast(self, n):
-        self.want = self._pattern(self.root, n)
-        self.send, self.recv = None, self.want.copy() if self.me == self.root else self.np.zeros(n, self.np.uint8)
-        self.keep_input = self.me == self.root
-        self.native = lambda: self.comm.Bcast(self.recv, self.root)
-
-    def _setup_gather(self, n):
-        at_root = self.me == self.root
-        self.send = self._pattern(self.me, n)
-        self.recv = self.np.zeros(self.P * n, self.np.uint8) if at_root else None
-        self.want = self._concat([self._pattern(r, n) for r in range(self.P)], n) if at_root else None
-        self.native = lambda: self.comm.Gather(self.send, self.recv, self.root)
-
-    def _setup_scatter(self, n):
-        self.send = self._concat([self._pattern(j, n) for j in range(self.P)], n) if self.me == self.root else None
-        self.recv = self.np.zeros(n, self.np.uint8)
-        self.want = self._pattern(self.me, n)
-        self.native = lambda: self.comm.Scatter(self.send, self.recv, self.root)
+        self.native = lambda: self.mpi([self.send, self.scounts], [self.recv, self.rcounts])
 
     def uneven(self, total: int) -> list[int]:
         """`total` units over the ranks in proportion to rank mod 3 (every third rank none; one rank: all)."""
@@ -115,7 +114,7 @@ class Case:
         self.send = self._pattern(self.me, self.counts[self.me])
         self.recv = np.zeros(sum(self.counts), np.uint8)
         self.want = self._concat([self._pattern(j, c) for j, c in enumerate(self.counts)], sum(self.counts))
-        self.native = lambda: self.comm.Allgatherv(self.send, [self.recv, self.counts, self.displs, self.MPI.BYTE])
+        self.native = lambda: self.mpi(self.send, [self.recv, self.counts, self.displs, self.MPI.BYTE])
 
     # ------------------------------------------------------------------------------------- reductions
     def _operands(self, nbytes: int):
@@ -158,28 +157,19 @@ class Case:
     def _typed(self, buf):
         return buf if buf is None or self.datatype is None else [buf, self.datatype]
 
-    def _setup_allreduce(self, nbytes):
+    def _setup_reduction(self, nbytes):
+        """A result block of nbytes (whole elements); sendbuf holds one block or one per rank (collective.hpp's
+        layout: rank j's result is the reduction of every rank's block j); a rooted result at the root only."""
         count, vals, total = self._operands(nbytes)
-        self.send, self.recv, self.want = vals(self.me, count), self.np.zeros_like(vals(0, count)), total(count)
-        self.size = self.send.nbytes
-        self.native = lambda: self.comm.Allreduce(self._typed(self.send), self._typed(self.recv), op=self.op)
-
-    def _setup_reduce(self, nbytes):
-        count, vals, total = self._operands(nbytes)
-        at_root = self.me == self.root
-        self.send = vals(self.me, count)
-        self.recv = self.np.zeros_like(self.send) if at_root else None
-        self.want = total(count) if at_root else None
-        self.size = self.send.nbytes
-        self.native = lambda: self.comm.Reduce(self._typed(self.send), self._typed(self.recv), self.op, self.root)
-
-    def _setup_reduce_scatter_block(self, nbytes):
-        count, vals, total = self._operands(nbytes)
-        self.send = vals(self.me, self.P * count)
-        self.recv = self.np.zeros_like(self.send[:count])
-        self.want = total(self.P * count)[self.me * count:(self.me + 1) * count]
-        self.size = self.recv.nbytes
-        self.native = lambda: self.comm.Reduce_scatter_block(self._typed(self.send), self._typed(self.recv), self.op)
+        blocks = self.P if cmpi._per_rank(self.spec, 0) else 1
+        k = self.me if blocks > 1 else 0
+        here = not self.rooted or self.me == self.root
+        self.send, self.count = vals(self.me, blocks * count), count
+        self.recv = self.np.zeros_like(self.send[:count]) if here else None
+        self.want = total(blocks * count)[k * count:(k + 1) * count] if here else None
+        self.size = count * self.send.itemsize
+        at = (self.root,) if self.rooted else ()
+        self.native = lambda: self.mpi(self._typed(self.send), self._typed(self.recv), self.op, *at)
 
     def _setup_reduce_scatter(self, nbytes):
         count, vals, total = self._operands(nbytes)
@@ -189,35 +179,20 @@ class Case:
         self.recv = self.np.zeros_like(self.send[:self.counts[self.me]])
         self.want = total(sum(self.counts))[off:off + self.counts[self.me]]
         self.size = count * self.send.itemsize
-        self.native = lambda: self.comm.Reduce_scatter(self._typed(self.send), self._typed(self.recv), self.counts,
-                                                       self.op)
+        self.native = lambda: self.mpi(self._typed(self.send), self._typed(self.recv), self.counts, self.op)
 
     def _setup_barrier(self, n):
         self.send = self.recv = self.want = None
-        self.native = self.comm.Barrier
+        self.native = self.mpi
 
     def request(self, algorithm, params, mode):
-        """The collplan request of this case (not started)."""
-        c, comm, kw = self.collective, self.comm, dict(mode=mode, **params)
-        if c == "barrier":
-            return cmpi.barrier_init(comm, algorithm, **kw)
-        if c in ("allreduce", "reduce_scatter_block"):
-            return getattr(cmpi, f"{c}_init")(comm, self.send, self.recv, self.op, algorithm, **kw)
-        calls = {
-            "alltoallv": lambda: cmpi.alltoallv_init(comm, self.send, self.scounts, self.recv, self.rcounts, algorithm,
-                                                     **kw),
-            "bcast": lambda: cmpi.bcast_init(comm, self.recv, self.root, algorithm, **kw),
-            "gather": lambda: cmpi.gather_init(comm, self.send, self.recv, self.root, algorithm, **kw),
-            "scatter": lambda: cmpi.scatter_init(comm, self.send, self.recv, self.root, algorithm, **kw),
-            "allgatherv": lambda: cmpi.allgatherv_init(comm, self.send, self.recv, self.counts, None, algorithm, **kw),
-            "reduce": lambda: cmpi.reduce_init(comm, self.send, self.recv, self.op, self.root, algorithm, **kw),
-            "reduce_scatter": lambda: cmpi.reduce_scatter_init(comm, self.send, self.recv, self.counts, self.op,
-                                                               algorithm, **kw),
-        }
-        if c in calls:
-            return calls[c]()
-        init = cmpi.allgather_init if c == "allgather" else cmpi.alltoall_init
-        return init(comm, self.send, self.recv, algorithm, **kw)
+        """The collplan request of this case (not started): the collective's `_init` with this case's buffers for
+        its parameters (collplan.mpi's table)."""
+        args = {"sendbuf": self.send, "recvbuf": self.recv, "buf": self.recv, "op": self.op, "root": self.root,
+                "sendcounts": self.scounts, "recvcounts": self.counts if self.rcounts is None else self.rcounts,
+                "displs": None}
+        init = getattr(cmpi, f"{self.collective}_init")
+        return init(self.comm, *[args[p] for p in self.spec.params], algorithm, mode=mode, **params)
 
     def correct(self) -> bool:
         """This rank's result equals the serial computation (ranks without a result: True); the result is cleared
@@ -238,21 +213,19 @@ class Case:
     def time_native(self, iters: int, warmup: int, reps: int) -> list[float]:
         """The MPI library's own collective on these buffers, timed in C++ (timing.hpp)."""
         MPI, mod = cmpi.backend()
-        if self.collective == "alltoallv":  # counts and displacements: timed from Python, same discipline
+        if self.spec.shape == "alltoallv":  # a count matrix: timed from Python, same discipline
             return _time_python(MPI, self.comm, self.native, iters, warmup, reps)
         h = MPI._handleof
         ref = self.send if self.send is not None else self.recv
         dt = self.datatype if self.datatype is not None else (
-            MPI._typedict[ref.dtype.char] if self.collective in REDUCTIONS else MPI.BYTE)
+            MPI._typedict[ref.dtype.char] if self.spec.info["reduction"] else MPI.BYTE)
         op = self.op if self.op is not None else MPI.SUM
-        count = {"reduce_scatter_block": 0 if self.recv is None else self.recv.size,
-                 "allreduce": 0 if ref is None else ref.size, "reduce": 0 if ref is None else ref.size}
         return mod.time_native(h(self.comm), self.collective, cmpi._addr(self.send, 0), cmpi._addr(self.recv, 0),
-                               self.size, count.get(self.collective, 0), h(dt), h(op), iters, warmup, reps, self.root,
+                               self.size, self.count, h(dt), h(op), iters, warmup, reps, self.root,
                                self.counts or [], self.displs or [])
 
 
-REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
+REDUCTIONS = tuple(c["name"] for c in _core.collectives() if c["reduction"])
 
 
 def case_bytes(collective: str, P: int, size: int) -> int:

@@ -51,6 +51,7 @@ import json
 import operator
 import os
 import sys
+import textwrap
 import time
 import zlib
 from pathlib import Path
@@ -58,6 +59,8 @@ from pathlib import Path
 from . import _core
 from ._core import CollplanError
 
+# The algorithm run without algorithm=: a choice per collective that no descriptor carries (and the schedule that
+# collplan.mpi reads a collective's buffer layout from, _layout), so the one row a new collective needs here.
 DEFAULT_ALGORITHMS = {
     "allgather": "allgather/ring",
     "alltoall": "alltoall/pairwise",
@@ -469,46 +472,225 @@ def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, 
 
 
 # ------------------------------------------------------------------------------------------ collectives
-def _block_init(collective: str, comm, sendbuf, recvbuf, algorithm, mode, wisdom, params) -> Request:
-    """allgather and alltoall: recvbuf holds P equal blocks; sendbuf one block (allgather) or P (alltoall)."""
+# Every collective of _core.collectives() (schedule/collective.hpp's descriptors) gets its three entry points from one
+# table keyed by its shape: the descriptor's counts kind and reduction flag choose the shape; rooted adds `root`,
+# in_place says which buffer MPI_IN_PLACE (None) stands for and which one is significant at the root only. How many
+# blocks each buffer holds (one, or one per rank) is collective.hpp's layout, read from a schedule of the default
+# algorithm (_layout). A new collective of an existing shape needs its DEFAULT_ALGORITHMS row, nothing else here.
+class _Spec:
+    """One collective's entry points: its descriptor, shape and parameters (the arguments between comm and
+    algorithm, then the keyword-only ones before mode)."""
+
+    def __init__(self, info: dict):
+        self.name, self.info = info["name"], info
+        self.shape = _shape(info)
+        row = _SHAPES[self.shape]
+        params = row.params
+        if info["in_place"] == "none" and params[:2] == ("sendbuf", "recvbuf"):
+            params = ("buf",) + params[2:]
+        self.params = params + (("root",) if info["rooted"] else ())
+        self.kwonly, self.request = row.kwonly, row.request
+        # where the arguments are in params + kwonly (None: not one of them), for the requests and _blocking_body
+        names = self.params + self.kwonly
+        self.send_ix = names.index("sendbuf") if "sendbuf" in names else None
+        self.recv_ix = names.index("recvbuf") if "recvbuf" in names else names.index("buf") if "buf" in names else None
+        self.op_ix = names.index("op") if "op" in names else None
+        self.root_ix = names.index("root") if "root" in names else None
+        self.extra_ix = tuple(i for i, n in enumerate(names) if n not in ("sendbuf", "recvbuf", "buf", "op"))
+        self.send_in_place = info["in_place"] in ("send", "send_at_root")  # None/MPI.IN_PLACE as sendbuf: in place
+        self.recv_in_place = info["in_place"] == "recv_at_root"
+        self.agree = info["counts"] == "matrix"  # the request depends on every rank's counts (BlockingCache.run)
+
+
+def _shape(info: dict) -> str:
+    if info["counts"] == "matrix":
+        return "alltoallv"
+    if info["counts"] == "per_rank":
+        return "reduce_scatter" if info["reduction"] else "allgatherv"
+    if info["reduction"]:
+        return "reduction"
+    return "barrier" if info["in_place"] == "none" and not info["rooted"] else "bytes"
+
+
+def _layout(spec: _Spec) -> tuple[int, int]:
+    """The blocks of sendbuf and of recvbuf at P = 2 as collective.hpp lays them out: 0 none (bcast's one buffer is
+    recvbuf), 1 one block, 2 one per rank (a rooted collective's at the rank that has the buffer). Read once from
+    the default algorithm's schedule (Schedule.blocks: the largest over ranks, in units of its size_blocks)."""
+    if spec.name not in _layouts:
+        s = _core.make_schedule(_algorithm(spec.name, None), 2)
+        _layouts[spec.name] = tuple(s.blocks(b) // s.size_blocks for b in ("in", "out"))
+    return _layouts[spec.name]
+
+
+_layouts: dict = {}
+
+
+def _per_rank(spec: _Spec, side: int) -> bool:
+    """Whether sendbuf (side 0) or recvbuf (1) holds one block per rank."""
+    return _layout(spec)[side] == 2
+
+
+def _bytes_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """allgather, alltoall, bcast, gather, scatter: buffers of bytes in blocks (any dtype, whole elements)."""
     MPI, mod = backend()
+    name, rooted = spec.name, spec.info["rooted"]
+    P = comm.Get_size()
 
     def check():
-        P = comm.Get_size()
-        out = _array(recvbuf, "recvbuf", writable=True)
+        if spec.send_ix is None:  # bcast: one buffer, the message at the root
+            r = _root(comm, a[spec.root_ix])
+            buf = _array(a[spec.recv_ix], "buf", writable=comm.Get_rank() != r)
+            chosen = _choose(comm, name, algorithm, buf.nbytes, params, wisdom)
+            return (r, None, buf, buf.nbytes, chosen), _shared(chosen, mode, ("root", r), ("message bytes", buf.nbytes))
+        if rooted:  # the side with a block per rank is the root's only; the other may be in place at the root
+            r = _root(comm, a[spec.root_ix])
+            at_root = comm.Get_rank() == r
+            whole_is_recv = _per_rank(spec, 1)
+            wname, pname = ("recvbuf", "sendbuf") if whole_is_recv else ("sendbuf", "recvbuf")
+            wbuf, pbuf = (a[spec.recv_ix], a[spec.send_ix]) if whole_is_recv else (a[spec.send_ix], a[spec.recv_ix])
+            whole = _array(wbuf, f"{wname} at the root", writable=whole_is_recv) if at_root else None
+            part = None if at_root and _in_place(pbuf) else _array(pbuf, f"{pname} (in place: at the root only)",
+                                                                   not whole_is_recv)
+            block = _blocks(P, whole, part, wname, pname)
+            send, out = (part, whole) if whole_is_recv else (whole, part)
+            chosen = _choose(comm, name, algorithm, block, params, wisdom)
+            return (r, send, out, block, chosen), _shared(chosen, mode, ("root", r), ("block bytes", block))
+        out = _array(a[spec.recv_ix], "recvbuf", writable=True)
         if out.size % P:
             raise CollplanError(f"recvbuf of {out.size} elements ({out.dtype}) is not {P} blocks of whole elements "
                                 f"(allowed: a multiple of {P} elements)")
         block = out.nbytes // P
-        want = block if collective == "allgather" else out.nbytes
+        many = _per_rank(spec, 0)
+        want = out.nbytes if many else block
         send = None
-        if not _in_place(sendbuf):
-            send = _array(sendbuf, "sendbuf")
+        if not _in_place(a[spec.send_ix]):
+            send = _array(a[spec.send_ix], "sendbuf")
             if send.nbytes != want:
                 raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvbuf expects {want}"
-                                    + (" per rank" if collective == "allgather" else ""))
-            if collective == "alltoall" and (send.nbytes // P) % send.itemsize:
+                                    + ("" if many else " per rank"))
+            if many and (send.nbytes // P) % send.itemsize:
                 raise CollplanError(f"sendbuf of {send.size} elements ({send.dtype}) is not {P} blocks of whole "
                                     f"elements (allowed: a multiple of {P} elements)")
-        chosen = _choose(comm, collective, algorithm, block, params, wisdom)
-        return (out, send, block, chosen), _shared(chosen, mode, ("block bytes", block))
+        chosen = _choose(comm, name, algorithm, block, params, wisdom)
+        return (0, send, out, block, chosen), _shared(chosen, mode, ("block bytes", block))
 
-    out, send, block, chosen = _agreed(comm, collective, check)
+    root, send, out, block, chosen = _agreed(comm, name, check)
+    at = (root,) if rooted else ()
     if chosen is None:
-        start = comm.Iallgather if collective == "allgather" else comm.Ialltoall
-        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else s, r), (send, out))
-    init = mod.allgather_init if collective == "allgather" else mod.alltoall_init
-    return Request(init(_handle(comm), _addr(send), out.ctypes.data, block, *chosen, mode), (send, out))
+        start = getattr(comm, "I" + name)
+        if spec.send_ix is None:
+            return NativeRequest(lambda s, r: start(_as_bytes(r), *at), (None, out))
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None and spec.send_in_place else _as_bytes(s),
+                                                MPI.IN_PLACE if r is None and spec.recv_in_place else _as_bytes(r), *at),
+                             (send, out))
+    init = getattr(mod, f"{name}_init")
+    if spec.send_ix is None:
+        return Request(init(_handle(comm), out.ctypes.data, block, *at, *chosen, mode), (None, out))
+    native = init(_handle(comm), _addr(send, None if spec.send_in_place else 0),
+                  _addr(out, None if spec.recv_in_place else 0), block, *at, *chosen, mode)
+    return Request(native, (send, out))
 
 
-def allgather_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
-                   wisdom: str | None = None, **params) -> Request:
-    return _block_init("allgather", comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
+def _blocks(P: int, whole, part, whole_name: str, part_name: str) -> int:
+    """Bytes per rank of gather or scatter: `part` (one rank's block; None: in place at the root) and `whole` (the
+    root's P blocks; None elsewhere) agree."""
+    if part is None:
+        if whole.size % P:
+            raise CollplanError(f"{whole_name} of {whole.size} elements ({whole.dtype}) is not {P} blocks of whole "
+                                f"elements (allowed: a multiple of {P} elements)")
+        return whole.nbytes // P
+    if whole is not None and whole.nbytes != P * part.nbytes:
+        raise CollplanError(f"{whole_name} has {whole.nbytes} bytes (allowed: {P} blocks of the {part.nbytes} bytes "
+                            f"of {part_name}, {P * part.nbytes})")
+    if whole is not None and part.nbytes % whole.itemsize:
+        raise CollplanError(f"{whole_name}'s blocks of {part.nbytes} bytes ({part_name}) cut its {whole.dtype} "
+                            f"elements of {whole.itemsize} bytes (allowed: blocks of whole elements)")
+    return part.nbytes
 
 
-def alltoall_init(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto",
-                  wisdom: str | None = None, **params) -> Request:
-    return _block_init("alltoall", comm, sendbuf, recvbuf, algorithm, mode, wisdom, params)
+def _reduction_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """allreduce, reduce, reduce_scatter_block: elements of one dtype combined by `op` (None: MPI.SUM)."""
+    MPI, mod = backend()
+    name, rooted = spec.name, spec.info["rooted"]
+    P = comm.Get_size()
+    op = a[spec.op_ix]
+
+    def check():
+        if rooted:  # the result at the root only; in place there
+            r = _root(comm, a[spec.root_ix])
+            at_root = comm.Get_rank() == r
+            out = _array(a[spec.recv_ix], "recvbuf at the root", writable=True) if at_root else None
+            send = None if at_root and _in_place(a[spec.send_ix]) else _array(a[spec.send_ix],
+                                                                              "sendbuf (in place: at the root only)")
+            if send is not None and out is not None:
+                _same(send, out)
+            ref = out if send is None else send
+            count, more = ref.size, (("root", r), ("elements", ref.size), ("dtype", ref.dtype.str))
+        else:
+            r = 0
+            out = _array(a[spec.recv_ix], "recvbuf", writable=True)
+            send = None if _in_place(a[spec.send_ix]) else _array(a[spec.send_ix], "sendbuf")
+            ref = out
+            if not _per_rank(spec, 0):
+                if send is not None:
+                    _same(send, out)
+                count, more = out.size, (("elements", out.size), ("dtype", out.dtype.str))
+            else:  # sendbuf: a block per rank, each of recvbuf's size
+                if send is None and out.size % P:
+                    raise CollplanError(f"recvbuf of {out.size} elements in place is not {P} equal blocks")
+                if send is not None and (send.dtype != out.dtype or send.size != P * out.size):
+                    raise CollplanError(f"sendbuf ({send.dtype}, {send.size} elements) must be {P} blocks of recvbuf's "
+                                        f"({out.dtype}, {out.size}): {P * out.size} elements of {out.dtype}")
+                count = out.size // P if send is None else out.size
+                more = (("elements per block", count), ("dtype", out.dtype.str))
+        datatype, the_op = _reduction(ref.dtype, op)
+        chosen = _choose(comm, name, algorithm, count * ref.itemsize, params, wisdom, the_op)
+        return (r, out, send, count, datatype, the_op, chosen), _shared(chosen, mode, *more)
+
+    root, out, send, count, datatype, op, chosen = _agreed(comm, name, check)
+    at = (root,) if rooted else ()
+    if chosen is None:
+        start = getattr(comm, "I" + name)
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else [s, datatype],
+                                                None if r is None else [r, datatype], op, *at),
+                             (send, out), (datatype, op))
+    native = getattr(mod, f"{name}_init")(_handle(comm), _addr(send), _addr(out, 0), count, MPI._handleof(datatype),
+                                          MPI._handleof(op), *at, *chosen, mode)
+    return Request(native, (send, out), (datatype, op))
+
+
+def _reduce_scatter_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """reduce_scatter: a reduction whose result blocks have per-rank counts (elements)."""
+    MPI, mod = backend()
+    name = spec.name
+    P, me = comm.Get_size(), comm.Get_rank()
+    sendbuf, recvbuf, recvcounts, op = a[:4]
+
+    def check():
+        counts = _ints(recvcounts, "recvcounts", P)
+        total = sum(counts)
+        out = _array(recvbuf, "recvbuf", writable=True)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        if send is None and out.size < total:
+            raise CollplanError(f"recvbuf of {out.size} elements in place is too small for the input (allowed: at "
+                                f"least sum(recvcounts) = {total})")
+        if send is not None and (send.dtype != out.dtype or send.size != total or out.size != counts[me]):
+            raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) do not "
+                                f"fit recvcounts (allowed: one dtype, {total} = sum(recvcounts) and {counts[me]} = "
+                                f"recvcounts[{me}] elements)")
+        datatype, the_op = _reduction(out.dtype, op)
+        chosen = _choose(comm, name, algorithm, total * out.itemsize // P, params, wisdom, the_op)
+        return (counts, out, send, datatype, the_op, chosen), _shared(chosen, mode, ("recvcounts", tuple(counts)),
+                                                                      ("dtype", out.dtype.str))
+
+    counts, out, send, datatype, op, chosen = _agreed(comm, name, check)
+    if chosen is None:
+        start = getattr(comm, "I" + name)
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else [s, datatype], [r, datatype], counts,
+                                                op), (send, out), (datatype, op))
+    native = getattr(mod, f"{name}_init")(_handle(comm), _addr(send), out.ctypes.data, counts,
+                                          MPI._handleof(datatype), MPI._handleof(op), *chosen, mode)
+    return Request(native, (send, out), (datatype, op))
 
 
 def _displs(counts, displs):
@@ -522,7 +704,7 @@ def _displs(counts, displs):
 
 
 def _ints(values, name: str, P: int) -> list[int]:
-    """A list of P integers >= 0 (alltoallv's counts or displacements), else a CollplanError naming it."""
+    """A list of P integers >= 0 (counts or displacements), else a CollplanError naming it."""
     try:
         values = list(values)
     except TypeError:
@@ -542,8 +724,8 @@ def _ints(values, name: str, P: int) -> list[int]:
 
 
 def _vector(counts, displs, buf, cname: str, dname: str, P: int) -> tuple[list[int], list[int]]:
-    """alltoallv's counts and displacements (default: packed) of one side, checked: P of each, none negative, and
-    every block inside the buffer (elements)."""
+    """Counts and displacements (default: packed) of one side, checked: P of each, none negative, and every block
+    inside the buffer (elements)."""
     c = _ints(counts, cname, P)
     d = _displs(c, None) if displs is None else _ints(displs, dname, P)
     for j in range(P):
@@ -553,13 +735,47 @@ def _vector(counts, displs, buf, cname: str, dname: str, P: int) -> tuple[list[i
     return c, d
 
 
-def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *,
-                   sdispls=None, rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> Request:
-    """Counts and displacements in elements of the arrays' dtype (displacements default to packed)."""
+def _allgatherv_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """allgatherv: per-rank counts and displacements of recvbuf (elements), the same on every rank."""
+    MPI, mod = backend()
+    name = spec.name
+    P = comm.Get_size()
+    sendbuf, recvbuf, recvcounts, displs = a[:4]
+
+    def check():
+        out = _array(recvbuf, "recvbuf", writable=True)
+        counts, offs = _vector(recvcounts, displs, out, "recvcounts", "displs", P)
+        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
+        mine = counts[comm.Get_rank()]
+        if send is not None and send.nbytes != mine * out.itemsize:
+            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvcounts[{comm.Get_rank()}] = {mine} elements "
+                                f"of {out.itemsize} bytes are {mine * out.itemsize}")
+        cb, db = [c * out.itemsize for c in counts], [d * out.itemsize for d in offs]
+        chosen = _choose(comm, name, algorithm, sum(cb) // P, params, wisdom)
+        return (out, send, cb, db, chosen), _shared(chosen, mode, ("recvcounts in bytes", tuple(cb)))
+
+    out, send, cb, db, chosen = _agreed(comm, name, check)
+    if chosen is None:
+        start = getattr(comm, "I" + name)
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else _as_bytes(s),
+                                                [_as_bytes(r), cb, db, MPI.BYTE]), (send, out))
+    native = getattr(mod, f"{name}_init")(_handle(comm), _addr(send), out.ctypes.data, cb, db, *chosen, mode)
+    return Request(native, (send, out))
+
+
+DRS_N = "alltoallv/drs_n"  # DRS_N's protocol (runtime/mpi/drs_n.hpp): the blocking alltoallv only, no schedule
+
+
+def _alltoallv_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """alltoallv: this rank's counts and displacements (elements); the count matrix is checked (one small
+    alltoall: what rank j sends here must be what this rank receives from j). `blocking`: the blocking call builds
+    it, which may run DRS_N's protocol (a ProtocolRequest) instead of a schedule."""
     import numpy as np
 
     MPI, mod = backend()
+    name = spec.name
     P = comm.Get_size()
+    sendbuf, sendcounts, recvbuf, recvcounts, sdispls, rdispls = a[:6]
 
     def check():
         out = _array(recvbuf, "recvbuf", writable=True)
@@ -569,7 +785,9 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
             raise CollplanError(f"sendbuf ({send.dtype}) and recvbuf ({out.dtype}) must have the same element size")
         counts = _vector(recvcounts, rdispls, out, "recvcounts", "rdispls", P)
         sends = counts if send is None else _vector(sendcounts, sdispls, send, "sendcounts", "sdispls", P)
-        chosen = _choose(comm, "alltoallv", algorithm, 0, params, wisdom)
+        chosen = _choose(comm, name, algorithm, 0, params, wisdom)
+        if chosen is not None and chosen[0] == DRS_N:
+            _drs_n_check(comm, chosen[1], mode, blocking)
         return (out, send, counts, sends, item, chosen), _shared(chosen, mode)
 
     try:
@@ -598,308 +816,225 @@ def alltoallv_init(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: st
                                         f"{values[4]} bytes; allowed: the bytes rank {j} sends)")
         return values, shared
 
-    out, send, counts, sends, item, chosen = _agreed(comm, "alltoallv", agree)
+    out, send, counts, sends, item, chosen = _agreed(comm, name, agree)
     sc, sd = ([v * item for v in x] for x in sends)
     rc, rd = ([v * item for v in x] for x in counts)
     if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ialltoallv(MPI.IN_PLACE if s is None else [s, sends], [r, counts]),
-                             (send, out))
-    native = mod.alltoallv_init(_handle(comm), _addr(send), sc, sd, out.ctypes.data, rc, rd, *chosen, mode)
+        start = getattr(comm, "I" + name)
+        return NativeRequest(lambda s, r: start(MPI.IN_PLACE if s is None else [s, sends], [r, counts]), (send, out))
+    if chosen[0] == DRS_N:
+        return _drs_n_request(comm, chosen[1], (sc, sd, rc, rd), send, out)
+    native = getattr(mod, f"{name}_init")(_handle(comm), _addr(send), sc, sd, out.ctypes.data, rc, rd, *chosen, mode)
     return Request(native, (send, out))
 
 
-def allreduce_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
-                   wisdom: str | None = None, **params) -> Request:
-    MPI, mod = backend()
-
-    def check():
-        out = _array(recvbuf, "recvbuf", writable=True)
-        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-        if send is not None:
-            _same(send, out)
-        datatype, the_op = _reduction(out.dtype, op)
-        chosen = _choose(comm, "allreduce", algorithm, out.nbytes, params, wisdom, the_op)
-        return (out, send, datatype, the_op, chosen), _shared(chosen, mode, ("elements", out.size),
-                                                              ("dtype", out.dtype.str))
-
-    out, send, datatype, op, chosen = _agreed(comm, "allreduce", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Iallreduce(MPI.IN_PLACE if s is None else [s, datatype],
-                                                          [r, datatype], op), (send, out), (datatype, op))
-    native = mod.allreduce_init(_handle(comm), _addr(send), out.ctypes.data, out.size, MPI._handleof(datatype),
-                                MPI._handleof(op), *chosen, mode)
-    return Request(native, (send, out), (datatype, op))
+def _drs_n_check(comm, params: dict, mode: str, blocking: bool) -> None:
+    """DRS_N's arguments: the blocking call on an intracommunicator, a `seed` parameter at most."""
+    if not blocking:
+        raise CollplanError(f"{DRS_N} is a protocol that runs to completion (src/collplan/runtime/mpi/drs_n.hpp), not "
+                            "a schedule a request can start (allowed: the blocking collplan.mpi.alltoallv)")
+    if comm.Is_inter():
+        raise CollplanError(f"{DRS_N} needs an intracommunicator (its window of busy flags spans one group)")
+    unknown = sorted(set(params) - {"seed"})
+    if unknown:
+        raise CollplanError(f"{DRS_N} has no parameter '{unknown[0]}' (allowed: seed)")
+    if mode not in ("auto", "pack", "datatype"):
+        raise CollplanError(f"noncontig mode '{mode}' is unknown (allowed: auto, pack, datatype)")
+    try:
+        seed = int(params.get("seed", "1"))
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise CollplanError(f"{DRS_N}: seed '{params['seed']}' is not an integer >= 0")
 
 
-def barrier_init(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
-                 **params) -> Request:
+_protocols: dict = {}  # (communicator handle, seed) -> the communicator's DrsN (python/bindings_mpi/drs_n.cpp)
+
+
+def _drs_n_request(comm, params: dict, bytes_: tuple, send, out) -> "ProtocolRequest":
+    """DRS_N on this communicator: its DrsN object, created by the first call (collectively: it duplicates the
+    communicator and creates the window of busy flags) and kept until the communicator is freed (_drop)."""
+    import numpy as np
+
     _, mod = backend()
+    seed = int(params.get("seed", "1"))
+    key = (_handle(comm), seed)
+    if key not in _protocols:
+        _watch(comm)
+        _protocols[key] = mod.DrsN(key[0], seed)
+    drs = _protocols[key]
+    sc, sd, rc, rd = bytes_
+
+    def run(s, r):
+        r = np.asarray(r)
+        if s is None:  # in place: the protocol reads the data to send while other ranks write the receive buffer
+            data = r.copy()
+            drs.alltoallv(data.ctypes.data, rc, rd, r.ctypes.data, rc, rd)
+        else:
+            drs.alltoallv(np.asarray(s).ctypes.data, sc, sd, r.ctypes.data, rc, rd)
+
+    return ProtocolRequest(DRS_N, {"seed": str(seed)}, run, (send, out))
+
+
+class ProtocolRequest:
+    """A protocol that decides at run time (alltoallv/drs_n) behind the blocking calls' Request interface: start()
+    runs it to completion on its buffers; the blocking calls' cache runs it on new ones of the same shape."""
+
+    def __init__(self, algorithm: str, params: dict, run, buffers):
+        self.algorithm, self.params, self._run, self._keep = algorithm, params, run, buffers
+
+    def start(self) -> "ProtocolRequest":
+        self._run(*self._keep)
+        return self
+
+    def test(self) -> bool:
+        return True
+
+    def wait(self) -> None:
+        pass
+
+    def _entry(self, ident: int) -> tuple:
+        return self._run, self.algorithm, (), ident
+
+    active = False
+    plan_was_cached = False
+
+    def __repr__(self) -> str:
+        return f"<collplan.mpi.ProtocolRequest {self.algorithm}>"
+
+
+def _barrier_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
+    """barrier: no buffers."""
+    _, mod = backend()
+    name = spec.name
 
     def check():
-        chosen = _choose(comm, "barrier", algorithm, 0, params, wisdom)
+        chosen = _choose(comm, name, algorithm, 0, params, wisdom)
         return chosen, _shared(chosen, mode)
 
-    chosen = _agreed(comm, "barrier", check)
+    chosen = _agreed(comm, name, check)
     if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ibarrier(), (None, None))
-    return Request(mod.barrier_init(_handle(comm), *chosen, mode), ())
+        start = getattr(comm, "I" + name)
+        return NativeRequest(lambda s, r: start(), (None, None))
+    return Request(getattr(mod, f"{name}_init")(_handle(comm), *chosen, mode), ())
 
 
-# The rooted and vector collectives. Buffers that MPI calls significant only at the root (gather's and reduce's
-# recvbuf, scatter's sendbuf) are ignored elsewhere and may be None there.
-def bcast_init(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-               wisdom: str | None = None, **params) -> Request:
-    """buf: the message at the root, where every rank receives it."""
-    _, mod = backend()
-
-    def check():
-        r = _root(comm, root)
-        a = _array(buf, "buf", writable=comm.Get_rank() != r)
-        chosen = _choose(comm, "bcast", algorithm, a.nbytes, params, wisdom)
-        return (r, a, chosen), _shared(chosen, mode, ("root", r), ("message bytes", a.nbytes))
-
-    root, a, chosen = _agreed(comm, "bcast", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ibcast(_as_bytes(r), root), (None, a))
-    return Request(mod.bcast_init(_handle(comm), a.ctypes.data, a.nbytes, root, *chosen, mode), (None, a))
+# One row per shape: the parameters between comm and algorithm (a descriptor with in_place "none" has one buffer,
+# `buf`, in place of sendbuf and recvbuf; a rooted one adds `root`), the keyword-only ones, the request's builder,
+# and what the arguments mean.
+class _Shape:
+    def __init__(self, params: tuple, kwonly: tuple, request, doc: str):
+        self.params, self.kwonly, self.request, self.doc = params, kwonly, request, doc
 
 
-def _blocks(P: int, whole, part, whole_name: str, part_name: str) -> int:
-    """Bytes per rank of gather or scatter: `part` (one rank's block; None: in place at the root) and `whole` (the
-    root's P blocks; None elsewhere) agree."""
-    if part is None:
-        if whole.size % P:
-            raise CollplanError(f"{whole_name} of {whole.size} elements ({whole.dtype}) is not {P} blocks of whole "
-                                f"elements (allowed: a multiple of {P} elements)")
-        return whole.nbytes // P
-    if whole is not None and whole.nbytes != P * part.nbytes:
-        raise CollplanError(f"{whole_name} has {whole.nbytes} bytes (allowed: {P} blocks of the {part.nbytes} bytes "
-                            f"of {part_name}, {P * part.nbytes})")
-    if whole is not None and part.nbytes % whole.itemsize:
-        raise CollplanError(f"{whole_name}'s blocks of {part.nbytes} bytes ({part_name}) cut its {whole.dtype} "
-                            f"elements of {whole.itemsize} bytes (allowed: blocks of whole elements)")
-    return part.nbytes
+_SHAPES = {
+    "bytes": _Shape(("sendbuf", "recvbuf"), (), _bytes_request, "{buffers} Blocks are bytes of whole elements."),
+    "reduction": _Shape(("sendbuf", "recvbuf", "op"), (), _reduction_request,
+                        "{buffers} Elements of one dtype, combined by op (an mpi4py operation; None: MPI.SUM)."),
+    "reduce_scatter": _Shape(("sendbuf", "recvbuf", "recvcounts", "op"), (), _reduce_scatter_request,
+                             "sendbuf holds sum(recvcounts) elements; rank j receives in recvbuf (recvcounts[j] "
+                             "elements) the reduction by op (None: MPI.SUM) of every rank's part j (counts the same on "
+                             "every rank). In place: recvbuf holds the input, and the result lands at its start."),
+    "allgatherv": _Shape(("sendbuf", "recvbuf", "recvcounts", "displs"), (), _allgatherv_request,
+                         "Rank j contributes recvcounts[j] elements, which every rank receives at displs[j] of recvbuf "
+                         "(elements of recvbuf's dtype; displacements default to packed); counts and displacements "
+                         "the same on every rank. In place: this rank's contribution is already at its place in "
+                         "recvbuf."),
+    "alltoallv": _Shape(("sendbuf", "sendcounts", "recvbuf", "recvcounts"), ("sdispls", "rdispls"),
+                        _alltoallv_request,
+                        "Counts and displacements in elements of the arrays' dtype (displacements default to packed; in "
+                        "place, recvbuf holds the data to send and sendcounts is ignored). algorithm=\"drs_n\" runs "
+                        "DRS_N's protocol (Wang, Lin, Ranka; docs/runtime.md): the blocking call only; parameter seed."),
+    "barrier": _Shape((), (), _barrier_request, "No buffers."),
+}
+_DEFAULTS = {"op": None, "root": 0, "displs": None, "sdispls": None, "rdispls": None}
 
 
-def gather_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-                wisdom: str | None = None, **params) -> Request:
-    """recvbuf (root only) receives P blocks of sendbuf's bytes in rank order; MPI.IN_PLACE/None as the root's
-    sendbuf: its block is already in place in recvbuf."""
-    MPI, mod = backend()
-
-    def check():
-        r = _root(comm, root)
-        at_root = comm.Get_rank() == r
-        out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
-        send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
-        block = _blocks(comm.Get_size(), out, send, "recvbuf", "sendbuf")
-        chosen = _choose(comm, "gather", algorithm, block, params, wisdom)
-        return (r, out, send, block, chosen), _shared(chosen, mode, ("root", r), ("block bytes", block))
-
-    root, out, send, block, chosen = _agreed(comm, "gather", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Igather(MPI.IN_PLACE if s is None else _as_bytes(s), _as_bytes(r),
-                                                       root), (send, out))
-    native = mod.gather_init(_handle(comm), _addr(send), _addr(out, 0), block, root, *chosen, mode)
-    return Request(native, (send, out))
+def _buffers_doc(spec: _Spec) -> str:
+    """What the buffers hold, from collective.hpp's layout and the descriptor (bytes and reduction shapes)."""
+    if spec.send_ix is None:
+        return "buf: the message at the root, where every rank receives it."
+    send, recv = (("a block per rank" if _per_rank(spec, side) else "one block") for side in (0, 1))
+    where = {"send_at_root": " (recvbuf: at the root only, None elsewhere)",
+             "recv_at_root": " (sendbuf: at the root only, None elsewhere)"}.get(spec.info["in_place"], "")
+    return f"sendbuf: {send}; recvbuf: {recv}{where}."
 
 
-def scatter_init(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-                 wisdom: str | None = None, **params) -> Request:
-    """sendbuf (root only) holds P blocks; rank j receives block j in recvbuf. MPI.IN_PLACE/None as the root's
-    recvbuf: the root's own block stays in sendbuf."""
-    MPI, mod = backend()
-
-    def check():
-        r = _root(comm, root)
-        at_root = comm.Get_rank() == r
-        send = _array(sendbuf, "sendbuf at the root") if at_root else None
-        out = None if at_root and _in_place(recvbuf) else _array(recvbuf, "recvbuf (in place: at the root only)", True)
-        block = _blocks(comm.Get_size(), send, out, "sendbuf", "recvbuf")
-        chosen = _choose(comm, "scatter", algorithm, block, params, wisdom)
-        return (r, send, out, block, chosen), _shared(chosen, mode, ("root", r), ("block bytes", block))
-
-    root, send, out, block, chosen = _agreed(comm, "scatter", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Iscatter(_as_bytes(s), MPI.IN_PLACE if r is None else _as_bytes(r),
-                                                        root), (send, out))
-    native = mod.scatter_init(_handle(comm), _addr(send, 0), _addr(out), block, root, *chosen, mode)
-    return Request(native, (send, out))
+_IN_PLACE_DOC = {"send": "sendbuf=None (or MPI.IN_PLACE): in place.",
+                 "send_at_root": "The root's sendbuf None (or MPI.IN_PLACE): in place.",
+                 "recv_at_root": "The root's recvbuf None (or MPI.IN_PLACE): its own block stays in sendbuf.",
+                 "none": ""}
+_COMMON_DOC = ("algorithm: a registry name, with or without the collective (default {default}), or \"auto\" (the "
+               "wisdom file `wisdom`, else COLLPLAN_WISDOM); mode: \"auto\", \"pack\" or \"datatype\"; further keywords "
+               "are the algorithm's parameters.")
 
 
-def allgatherv_init(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: str | None = None, *,
-                    mode: str = "auto", wisdom: str | None = None, **params) -> Request:
-    """Rank j contributes recvcounts[j] elements, which every rank receives at displs[j] of recvbuf (elements of
-    recvbuf's dtype; displacements default to packed); counts and displacements the same on every rank.
-    MPI.IN_PLACE/None as sendbuf: this rank's contribution is already at its place in recvbuf."""
-    MPI, mod = backend()
-    P = comm.Get_size()
-
-    def check():
-        out = _array(recvbuf, "recvbuf", writable=True)
-        counts, offs = _vector(recvcounts, displs, out, "recvcounts", "displs", P)
-        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-        mine = counts[comm.Get_rank()]
-        if send is not None and send.nbytes != mine * out.itemsize:
-            raise CollplanError(f"sendbuf has {send.nbytes} bytes but recvcounts[{comm.Get_rank()}] = {mine} elements "
-                                f"of {out.itemsize} bytes are {mine * out.itemsize}")
-        cb, db = [c * out.itemsize for c in counts], [d * out.itemsize for d in offs]
-        chosen = _choose(comm, "allgatherv", algorithm, sum(cb) // P, params, wisdom)
-        return (out, send, cb, db, chosen), _shared(chosen, mode, ("recvcounts in bytes", tuple(cb)))
-
-    out, send, cb, db, chosen = _agreed(comm, "allgatherv", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Iallgatherv(MPI.IN_PLACE if s is None else _as_bytes(s),
-                                                           [_as_bytes(r), cb, db, MPI.BYTE]), (send, out))
-    native = mod.allgatherv_init(_handle(comm), _addr(send), out.ctypes.data, cb, db, *chosen, mode)
-    return Request(native, (send, out))
+def _doc(spec: _Spec, kind: str) -> str:
+    row = _SHAPES[spec.shape]
+    args = row.doc.format(buffers=_buffers_doc(spec) if spec.shape in ("bytes", "reduction") else "")
+    head = {"blocking": f"Blocking {spec.name} ({spec.info['mpi_name']}); returns the algorithm that ran.",
+            "init": f"{spec.info['mpi_name']} as a collplan request, not started (start(), test(), wait(); "
+                    "restartable: a persistent plan).",
+            "i": f"{spec.info['mpi_name']} as a collplan request, started (wait() or test() to complete it)."}[kind]
+    root = " root: the root rank (the same on every rank)." if spec.info["rooted"] else ""
+    default = DEFAULT_ALGORITHMS.get(spec.name)
+    common = _COMMON_DOC.format(default=f"'{default}'" if default else "none: name one")
+    body = f"{args} {_IN_PLACE_DOC[spec.info['in_place']]}{root}".strip()
+    return "\n\n".join(textwrap.fill(t, 100) for t in (head, body, common) if t)
 
 
-def reduce_init(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str | None = None, *,
-                mode: str = "auto", wisdom: str | None = None, **params) -> Request:
-    """The root's recvbuf receives the reduction of every rank's sendbuf (MPI.IN_PLACE/None as the root's sendbuf:
-    its input is in recvbuf)."""
-    MPI, mod = backend()
-
-    def check():
-        r = _root(comm, root)
-        at_root = comm.Get_rank() == r
-        out = _array(recvbuf, "recvbuf at the root", writable=True) if at_root else None
-        send = None if at_root and _in_place(sendbuf) else _array(sendbuf, "sendbuf (in place: at the root only)")
-        if send is not None and out is not None:
-            _same(send, out)
-        ref = out if send is None else send
-        datatype, the_op = _reduction(ref.dtype, op)
-        chosen = _choose(comm, "reduce", algorithm, ref.nbytes, params, wisdom, the_op)
-        return (r, out, send, ref, datatype, the_op, chosen), _shared(chosen, mode, ("root", r), ("elements", ref.size),
-                                                                      ("dtype", ref.dtype.str))
-
-    root, out, send, ref, datatype, op, chosen = _agreed(comm, "reduce", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ireduce(MPI.IN_PLACE if s is None else [s, datatype],
-                                                       None if r is None else [r, datatype], op, root),
-                             (send, out), (datatype, op))
-    native = mod.reduce_init(_handle(comm), _addr(send), _addr(out, 0), ref.size, MPI._handleof(datatype),
-                             MPI._handleof(op), root, *chosen, mode)
-    return Request(native, (send, out), (datatype, op))
+# The entry points are compiled from source text so that each has its real signature (help(), inspect, argument
+# errors as Python gives them) at no cost per call: the blocking call's hot path is this call and one into the
+# extension (BlockingCache.run), with its key's parts written out for the collective (_blocking_body).
+_TEMPLATE = '''
+def {fn}(comm, {params}algorithm: str | None = None, *, {kwonly}mode: str = "auto", wisdom: str | None = None,
+         **params) -> {returns}:
+    {body}
+'''
 
 
-def reduce_scatter_block_init(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
-                              wisdom: str | None = None, **params) -> Request:
-    """sendbuf holds P blocks of recvbuf's size; rank j receives the reduction of every rank's block j. In place
-    (MPI.IN_PLACE/None as sendbuf): recvbuf holds the P blocks, and the result lands in its first block."""
-    MPI, mod = backend()
-    P = comm.Get_size()
-
-    def check():
-        out = _array(recvbuf, "recvbuf", writable=True)
-        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-        if send is None and out.size % P:
-            raise CollplanError(f"recvbuf of {out.size} elements in place is not {P} equal blocks")
-        if send is not None and (send.dtype != out.dtype or send.size != P * out.size):
-            raise CollplanError(f"sendbuf ({send.dtype}, {send.size} elements) must be {P} blocks of recvbuf's "
-                                f"({out.dtype}, {out.size}): {P * out.size} elements of {out.dtype}")
-        count = out.size // P if send is None else out.size
-        datatype, the_op = _reduction(out.dtype, op)
-        chosen = _choose(comm, "reduce_scatter_block", algorithm, count * out.itemsize, params, wisdom, the_op)
-        return (out, send, count, datatype, the_op, chosen), _shared(chosen, mode, ("elements per block", count),
-                                                                     ("dtype", out.dtype.str))
-
-    out, send, count, datatype, op, chosen = _agreed(comm, "reduce_scatter_block", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ireduce_scatter_block(MPI.IN_PLACE if s is None else [s, datatype],
-                                                                     [r, datatype], op), (send, out), (datatype, op))
-    native = mod.reduce_scatter_block_init(_handle(comm), _addr(send), out.ctypes.data, count, MPI._handleof(datatype),
-                                           MPI._handleof(op), *chosen, mode)
-    return Request(native, (send, out), (datatype, op))
+def _blocking_body(spec: _Spec, args: str) -> str:
+    """The blocking call's body: the buffers significant at the root only are left out off the root; then
+    _blocking with the key's arguments (root raw; counts and displacements as tuples), buffers and operation."""
+    names = spec.params + spec.kwonly
+    off = {"send_at_root": "recvbuf", "recv_at_root": "sendbuf"}.get(spec.info["in_place"]) if spec.info["rooted"] else None
+    prelude = (f"if comm.Get_rank() != root:\n        {off} = None  # not significant here: left out of the key, so "
+               "every rank hits or builds alike (_agreed)\n    ") if off else ""
+    send = "None" if spec.send_ix is None else "sendbuf"
+    recv = "None" if spec.recv_ix is None else names[spec.recv_ix]
+    if spec.recv_in_place:  # the root's in place (an error elsewhere)
+        recv = f"backend()[0].IN_PLACE if {recv} is None else {recv}"
+    extra = "".join(f"{names[i]}, " if i == spec.root_ix else f"_tuple({names[i]}), " for i in spec.extra_ix)
+    op = "False" if spec.op_ix is None else "op"
+    return (f"{prelude}return _blocking(_SPECS[{spec.name!r}], comm, ({extra}), {send}, {recv}, {op}, algorithm, mode, "
+            f"wisdom, params, ({args}))")
 
 
-def reduce_scatter_init(comm, sendbuf, recvbuf, recvcounts, op=None, algorithm: str | None = None, *,
-                        mode: str = "auto", wisdom: str | None = None, **params) -> Request:
-    """sendbuf holds sum(recvcounts) elements; rank j receives in recvbuf (recvcounts[j] elements) the reduction
-    of every rank's part j (counts the same on every rank). In place (MPI.IN_PLACE/None as sendbuf): recvbuf holds
-    the input, and the result lands at its start."""
-    MPI, mod = backend()
-    P, me = comm.Get_size(), comm.Get_rank()
+def _define(spec: _Spec) -> None:
+    def param(p):
+        return f"{p}={_DEFAULTS[p]!r}, " if p in _DEFAULTS else f"{p}, "
 
-    def check():
-        counts = _ints(recvcounts, "recvcounts", P)
-        total = sum(counts)
-        out = _array(recvbuf, "recvbuf", writable=True)
-        send = None if _in_place(sendbuf) else _array(sendbuf, "sendbuf")
-        if send is None and out.size < total:
-            raise CollplanError(f"recvbuf of {out.size} elements in place is too small for the input (allowed: at "
-                                f"least sum(recvcounts) = {total})")
-        if send is not None and (send.dtype != out.dtype or send.size != total or out.size != counts[me]):
-            raise CollplanError(f"sendbuf ({send.dtype}, {send.size}) and recvbuf ({out.dtype}, {out.size}) do not "
-                                f"fit recvcounts (allowed: one dtype, {total} = sum(recvcounts) and {counts[me]} = "
-                                f"recvcounts[{me}] elements)")
-        datatype, the_op = _reduction(out.dtype, op)
-        chosen = _choose(comm, "reduce_scatter", algorithm, total * out.itemsize // P, params, wisdom, the_op)
-        return (counts, total, out, send, datatype, the_op, chosen), _shared(chosen, mode, ("recvcounts", tuple(counts)),
-                                                                             ("dtype", out.dtype.str))
-
-    counts, total, out, send, datatype, op, chosen = _agreed(comm, "reduce_scatter", check)
-    if chosen is None:
-        return NativeRequest(lambda s, r: comm.Ireduce_scatter(MPI.IN_PLACE if s is None else [s, datatype],
-                                                               [r, datatype], counts, op), (send, out), (datatype, op))
-    native = mod.reduce_scatter_init(_handle(comm), _addr(send), out.ctypes.data, counts, MPI._handleof(datatype),
-                                     MPI._handleof(op), *chosen, mode)
-    return Request(native, (send, out), (datatype, op))
+    args = "".join(f"{p}, " for p in spec.params + spec.kwonly)
+    call = f"return _init(_SPECS[{spec.name!r}], comm, ({args}), algorithm, mode, wisdom, params)"
+    fields = dict(params="".join(map(param, spec.params)), kwonly="".join(map(param, spec.kwonly)))
+    for kind, fn, returns, body in (("blocking", spec.name, "str", _blocking_body(spec, args)),
+                                    ("init", f"{spec.name}_init", "Request", call),
+                                    ("i", f"i{spec.name}", "Request", call + ".start()")):
+        namespace: dict = {}
+        exec(_TEMPLATE.format(fn=fn, returns=returns, body=body, **fields), globals(), namespace)
+        f = namespace[fn]
+        f.__doc__, f.__module__ = _doc(spec, kind), __name__
+        globals()[fn] = f
 
 
-def iallgather(*args, **kw) -> Request:
-    return allgather_init(*args, **kw).start()
-
-
-def ialltoall(*args, **kw) -> Request:
-    return alltoall_init(*args, **kw).start()
-
-
-def ialltoallv(*args, **kw) -> Request:
-    return alltoallv_init(*args, **kw).start()
-
-
-def iallreduce(*args, **kw) -> Request:
-    return allreduce_init(*args, **kw).start()
-
-
-def ibarrier(*args, **kw) -> Request:
-    return barrier_init(*args, **kw).start()
-
-
-def ibcast(*args, **kw) -> Request:
-    return bcast_init(*args, **kw).start()
-
-
-def igather(*args, **kw) -> Request:
-    return gather_init(*args, **kw).start()
-
-
-def iscatter(*args, **kw) -> Request:
-    return scatter_init(*args, **kw).start()
-
-
-def iallgatherv(*args, **kw) -> Request:
-    return allgatherv_init(*args, **kw).start()
-
-
-def ireduce(*args, **kw) -> Request:
-    return reduce_init(*args, **kw).start()
-
-
-def ireduce_scatter_block(*args, **kw) -> Request:
-    return reduce_scatter_block_init(*args, **kw).start()
-
-
-def ireduce_scatter(*args, **kw) -> Request:
-    return reduce_scatter_init(*args, **kw).start()
+def _init(spec: _Spec, comm, a: tuple, algorithm, mode, wisdom, params):
+    return spec.request(spec, comm, a, algorithm, mode, wisdom, params, False)
 
 
 # ---------------------------------------------------------------------------------------- blocking calls
 # A blocking call runs the request that an earlier call with the same arguments built, bound to this call's buffers
-# (Request::bind). Per communicator, requests by key: the function and every argument but the buffers' addresses
-# (algorithm, parameters, mode, for "auto" the wisdom file's path, mtime and size; operation by identity; alltoallv's
+# (Request::bind). Per communicator, requests by key: the collective and every argument but the buffers' addresses
+# (algorithm, parameters, mode, for "auto" the wisdom file's path, mtime and size; operation by identity; root,
 # counts and displacements) plus each buffer's element format, element size and bytes (None: in place); at most
 # _CACHE_LIMIT, least recently used dropped first. A nested or concurrent call with the key of a request that runs
 # builds its own. Only alltoallv's request depends on other ranks' arguments (the count matrix): every call asks the
@@ -928,36 +1063,46 @@ def _cache_of(comm):
 
 
 def _drop(handle=None) -> None:
-    """Drops a communicator's cache (freed: its attribute's delete callback), or all of them (handle None)."""
+    """Drops a communicator's cache and DRS_N objects (freed: its attribute's delete callback), or all of them
+    (handle None). The DRS_N objects go in the order they were made, alike on every rank: freeing one frees its
+    window, collectively."""
     global _last
     _last = _NO_LAST
     if handle is None:
         _caches.clear()
     else:
         _caches.pop(handle, None)
+    for key in [k for k in _protocols if handle is None or k[0] == handle]:
+        del _protocols[key]
+
+
+def _watch(comm) -> None:
+    """Makes freeing the communicator drop what is kept for it (_drop): an attribute's delete callback, set once."""
+    MPI, _ = backend()
+    if not _keyval:
+        _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _drop(h)))
+        # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
+        # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
+        MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _drop()), 0)
+        atexit.register(_drop)
+    if comm.Get_attr(_keyval[0]) is None:  # (setting it again would call the delete callback first)
+        comm.Set_attr(_keyval[0], comm.handle)
 
 
 def _keep(comm, cache) -> None:
-    """Keeps the communicator's cache (until the communicator is freed: an attribute's delete callback)."""
+    """Keeps the communicator's cache (until the communicator is freed: _watch)."""
     global _last
     handle = comm.handle
     if _caches.get(handle) is not cache:
-        MPI, _ = backend()
-        if not _keyval:
-            _keyval.append(MPI.Comm.Create_keyval(delete_fn=lambda c, k, h: _drop(h)))
-            # MPI_Finalize called by the program deletes MPI_COMM_SELF's attributes; at exit mpi4py finalizes MPI
-            # without calling Python, so an exit handler (run before mpi4py's, registered earlier) drops them first
-            MPI.COMM_SELF.Set_attr(MPI.Comm.Create_keyval(delete_fn=lambda c, k, v: _drop()), 0)
-            atexit.register(_drop)
-        comm.Set_attr(_keyval[0], handle)
+        _watch(comm)
         _caches[handle] = cache
     _last = (comm, cache)
 
 
-def _build(comm, cache, key, init, *args, **kw) -> str:
-    """The blocking call by a new request, init(*args, **kw); kept under `key` after it ran (None: a buffer that the
-    cache cannot take: the request gives the checks and errors of a call without the cache, and is not kept)."""
-    req = init(*args, **kw)
+def _build(comm, cache, key, make) -> str:
+    """The blocking call by a new request, make(); kept under `key` after it ran (None: a buffer that the cache
+    cannot take: the request gives the checks and errors of a call without the cache, and is not kept)."""
+    req = make()
     ident = cache.builds  # alltoallv: the id every rank gives this request (BlockingCache.run)
     req.start()
     req.wait()
@@ -982,84 +1127,6 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted(_params(params).items()))
 
 
-def _blocking(init, comm, extra: tuple, sendbuf, recvbuf, op, algorithm, mode, wisdom, params, args: tuple) -> str:
-    """The blocking call init(comm, *args, algorithm, mode=, wisdom=, **params) through the communicator's cache.
-    Its key: init, `extra` (the arguments that are neither buffers nor the operation: root, counts), the algorithm,
-    mode, the wisdom file (auto) and the parameters; `op` is a reduction's operation (False for the others)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((init, extra, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
-                     _params_key(params) if params else ()), sendbuf, recvbuf, False, op)
-    return key if type(key) is str else _build(comm, cache, key, init, comm, *args, algorithm, mode=mode,
-                                               wisdom=wisdom, **params)
-
-
-def allgather(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
-              **params) -> str:
-    """Blocking allgather; returns the algorithm that ran (arguments as allgather_init)."""
-    return _blocking(allgather_init, comm, (), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf))
-
-
-def alltoall(comm, sendbuf, recvbuf, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
-             **params) -> str:
-    """Blocking alltoall; returns the algorithm that ran (arguments as alltoall_init)."""
-    return _blocking(alltoall_init, comm, (), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf))
-
-
-def alltoallv(comm, sendbuf, sendcounts, recvbuf, recvcounts, algorithm: str | None = None, *, sdispls=None,
-              rdispls=None, mode: str = "auto", wisdom: str | None = None, **params) -> str:
-    """Blocking alltoallv; returns the algorithm that ran (arguments as alltoallv_init)."""
-    last = _last
-    cache = last[1] if comm is last[0] else _cache_of(comm)
-    key = cache.run((alltoallv_init, None if sendcounts is None else tuple(sendcounts),
-                     None if sdispls is None else tuple(sdispls), tuple(recvcounts),
-                     None if rdispls is None else tuple(rdispls), algorithm, mode,
-                     _wisdom_key(wisdom) if algorithm == "auto" else None, _params_key(params) if params else ()),
-                    sendbuf, recvbuf, True, False)
-    return key if type(key) is str else _build(comm, cache, key, alltoallv_init, comm, sendbuf, sendcounts, recvbuf,
-                                               recvcounts, algorithm, sdispls=sdispls, rdispls=rdispls, mode=mode,
-                                               wisdom=wisdom, **params)
-
-
-def allreduce(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
-              wisdom: str | None = None, **params) -> str:
-    """Blocking allreduce; returns the algorithm that ran (arguments as allreduce_init)."""
-    return _blocking(allreduce_init, comm, (), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf, op))
-
-
-def barrier(comm, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None, **params) -> str:
-    """Blocking barrier; returns the algorithm that ran (arguments as barrier_init)."""
-    return _blocking(barrier_init, comm, (), None, None, False, algorithm, mode, wisdom, params, ())
-
-
-def bcast(comm, buf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto", wisdom: str | None = None,
-          **params) -> str:
-    """Blocking bcast; returns the algorithm that ran (arguments as bcast_init)."""
-    return _blocking(bcast_init, comm, (root,), None, buf, False, algorithm, mode, wisdom, params, (buf, root))
-
-
-def gather(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-           wisdom: str | None = None, **params) -> str:
-    """Blocking gather; returns the algorithm that ran (arguments as gather_init)."""
-    if comm.Get_rank() != root:
-        recvbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
-    return _blocking(gather_init, comm, (root,), sendbuf, recvbuf, False, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf, root))
-
-
-def scatter(comm, sendbuf, recvbuf, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-            wisdom: str | None = None, **params) -> str:
-    """Blocking scatter; returns the algorithm that ran (arguments as scatter_init)."""
-    if comm.Get_rank() != root:
-        sendbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
-    recv = backend()[0].IN_PLACE if recvbuf is None else recvbuf  # the root's in place (an error elsewhere)
-    return _blocking(scatter_init, comm, (root,), sendbuf, recv, False, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf, root))
-
-
 def _tuple(v):
     """Counts or displacements as part of a key (None stays None; what is not a sequence, or has unhashable
     entries, makes the call uncached: the request's own checks say what is wrong)."""
@@ -1069,34 +1136,23 @@ def _tuple(v):
         return []
 
 
-def allgatherv(comm, sendbuf, recvbuf, recvcounts, displs=None, algorithm: str | None = None, *, mode: str = "auto",
-               wisdom: str | None = None, **params) -> str:
-    """Blocking allgatherv; returns the algorithm that ran (arguments as allgatherv_init)."""
-    return _blocking(allgatherv_init, comm, (_tuple(recvcounts), _tuple(displs)), sendbuf, recvbuf, False, algorithm,
-                     mode, wisdom, params, (sendbuf, recvbuf, recvcounts, displs))
+def _blocking(spec: _Spec, comm, extra: tuple, send, recv, op, algorithm, mode, wisdom, params, a: tuple) -> str:
+    """The blocking call of spec's collective with arguments `a` (spec.params, then spec.kwonly) through the
+    communicator's cache. Its key: the collective, `extra` (the arguments that are neither buffers nor the operation:
+    root, counts, displacements), the algorithm, mode, the wisdom file (auto) and the parameters; `op` is a
+    reduction's operation (False for the others)."""
+    last = _last
+    cache = last[1] if comm is last[0] else _cache_of(comm)
+    key = cache.run((spec, extra, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
+                     _params_key(params) if params else ()), send, recv, spec.agree, op)
+    return key if type(key) is str else _build(comm, cache, key, lambda: spec.request(spec, comm, a, algorithm, mode,
+                                                                                      wisdom, params, True))
 
 
-def reduce(comm, sendbuf, recvbuf, op=None, root: int = 0, algorithm: str | None = None, *, mode: str = "auto",
-           wisdom: str | None = None, **params) -> str:
-    """Blocking reduce; returns the algorithm that ran (arguments as reduce_init)."""
-    if comm.Get_rank() != root:
-        recvbuf = None  # not significant here: left out of the key, so every rank hits or builds alike (_agreed)
-    return _blocking(reduce_init, comm, (root,), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf, op, root))
-
-
-def reduce_scatter_block(comm, sendbuf, recvbuf, op=None, algorithm: str | None = None, *, mode: str = "auto",
-                         wisdom: str | None = None, **params) -> str:
-    """Blocking reduce_scatter_block; returns the algorithm that ran (arguments as reduce_scatter_block_init)."""
-    return _blocking(reduce_scatter_block_init, comm, (), sendbuf, recvbuf, op, algorithm, mode, wisdom, params,
-                     (sendbuf, recvbuf, op))
-
-
-def reduce_scatter(comm, sendbuf, recvbuf, recvcounts, op=None, algorithm: str | None = None, *, mode: str = "auto",
-                   wisdom: str | None = None, **params) -> str:
-    """Blocking reduce_scatter; returns the algorithm that ran (arguments as reduce_scatter_init)."""
-    return _blocking(reduce_scatter_init, comm, (_tuple(recvcounts),), sendbuf, recvbuf, op, algorithm, mode, wisdom,
-                     params, (sendbuf, recvbuf, recvcounts, op))
+_SPECS = {info["name"]: _Spec(info) for info in _core.collectives()}
+for _spec in _SPECS.values():
+    _define(_spec)
+del _spec
 
 
 def applies(collective: str, algorithm: str, ranks: int, params: dict | None = None, root: int = 0) -> str:

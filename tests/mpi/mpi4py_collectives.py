@@ -162,6 +162,65 @@ for name in runnable("allgatherv"):
         want = np.concatenate([np.full(c, j + 0.25) for j, c in enumerate(counts)])
         return "" if np.array_equal(out, want) else f"in place: {out}"
 
+# ------------------------------------------------------------------------------------------ alltoallv: DRS_N
+def v_matrix(i, j, scale):
+    """Elements rank i sends rank j: zeros on a diagonal band, uneven elsewhere."""
+    return 0 if (i + 2 * j) % 4 == 3 else scale * (1 + (3 * i + j) % 5)
+
+
+def v_block(i, j, n):
+    return np.arange(n) * 0.5 + i * 1000 + j * 10
+
+
+@case("alltoallv/drs_n: DRS_N's protocol with real data (zeros, gaps, large messages, in place, seeds, cached)")
+def _():
+    before = cmpi.cache_stats(comm)["blocking_hits"]
+    for scale in (0, 1, 7, 5000):  # 5000: up to 200 KB per message (rendezvous)
+        sc = [v_matrix(me, j, scale) for j in range(P)]
+        rc = [v_matrix(r, me, scale) for r in range(P)]
+        send = np.concatenate([v_block(me, j, sc[j]) for j in range(P)])
+        rd, size = gapped(rc)
+        for seed in (1, 2, 1):
+            out = np.full(size, -1.0)
+            ran = cmpi.alltoallv(comm, send, sc, out, rc, "drs_n", rdispls=rd, seed=seed)
+            want = np.full(size, -1.0)
+            for r in range(P):
+                want[rd[r]:rd[r] + rc[r]] = v_block(r, me, rc[r])
+            if ran != "alltoallv/drs_n" or not np.array_equal(out, want):
+                return f"scale {scale} seed {seed}: {ran} {out[:6]} expected {want[:6]}"
+    counts = [3] * P  # in place: recvbuf holds the blocks to send (float32, packed)
+    buf = np.array([me * 100 + j for j in range(P) for _ in range(3)], np.float32)
+    cmpi.alltoallv(comm, None, None, buf, counts, algorithm="alltoallv/drs_n")
+    if not np.array_equal(buf, np.array([r * 100 + me for r in range(P) for _ in range(3)], np.float32)):
+        return f"in place: {buf}"
+    hits = cmpi.cache_stats(comm)["blocking_hits"] - before
+    return "" if hits == 4 else f"blocking hits {hits}, expected 4 (the second seed=1 call of each size)"
+
+
+@case("alltoallv/drs_n on a communicator that is freed after (its window goes with it), and its errors")
+def _():
+    sub = comm.Dup()
+    out = np.zeros(P, np.int64)
+    cmpi.alltoallv(sub, np.arange(P, dtype=np.int64) + 10 * me, [1] * P, out, [1] * P, algorithm="drs_n")
+    sub.Free()
+    if not np.array_equal(out, np.arange(P) * 10 + me):
+        return f"on a duplicate: {out}"
+    x, y = np.ones(P), np.zeros(P)
+    for call, what in ((lambda: cmpi.ialltoallv(comm, x, [1] * P, y, [1] * P, "drs_n"), "not a schedule a request"),
+                       (lambda: cmpi.alltoallv_init(comm, x, [1] * P, y, [1] * P, "drs_n"), "blocking"),
+                       (lambda: cmpi.alltoallv(comm, x, [1] * P, y, [1] * P, "drs_n", depth=2), "no parameter 'depth'"),
+                       (lambda: cmpi.alltoallv(comm, x, [1] * P, y, [1] * P, "drs_n", seed="x"), "seed 'x'"),
+                       (lambda: cmpi.alltoallv(comm, np.ones(2 * P), [2] * P, y, [1] * P, "drs_n"),
+                        "sends 16 bytes" if P > 1 else "to itself")):
+        try:
+            call()
+        except collplan.CollplanError as e:
+            if what not in str(e) or "\n" in str(e):
+                return f"unexpected message {e!r} (wanted {what!r})"
+            continue
+        return f"no error ({what})"
+    return ""
+
 # ----------------------------------------------------------------------------------------------------- reduce
 for root in ROOTS:
     for name in runnable("reduce", root):

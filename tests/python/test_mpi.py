@@ -4,6 +4,7 @@ program. Every mpirun has a timeout: a hang fails the test.
 (The C++ executor tests and the C program under the PMPI library run in ctest: cmake/mpi_runtime.cmake.)"""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -59,6 +60,27 @@ def test_launch_is_repeated_only_when_the_launcher_failed_at_start_up(tmp_path):
     assert r.returncode == 1 and count.read_text().count("x") == 1  # the program's own failure: reported at once
 
 
+def test_entry_points_come_from_the_collective_table():
+    """Every collective of _core.collectives() has its blocking call, i<name> and <name>_init, real functions with
+    the signature its shape gives (the arguments tests/mpi/*.py pass) and a docstring naming its MPI call."""
+    shapes = {"allgather": "sendbuf, recvbuf", "alltoall": "sendbuf, recvbuf", "bcast": "buf, root=0",
+              "gather": "sendbuf, recvbuf, root=0", "scatter": "sendbuf, recvbuf, root=0",
+              "allreduce": "sendbuf, recvbuf, op=None", "reduce": "sendbuf, recvbuf, op=None, root=0",
+              "reduce_scatter_block": "sendbuf, recvbuf, op=None", "reduce_scatter": "sendbuf, recvbuf, recvcounts, op=None",
+              "allgatherv": "sendbuf, recvbuf, recvcounts, displs=None",
+              "alltoallv": "sendbuf, sendcounts, recvbuf, recvcounts", "barrier": ""}
+    assert sorted(shapes) == sorted(c["name"] for c in collplan._core.collectives())
+    for c in collplan._core.collectives():
+        for fn in (c["name"], "i" + c["name"], c["name"] + "_init"):
+            f = getattr(cmpi, fn)
+            params = str(inspect.signature(f)).replace("'", "")
+            head = "(comm, " + (shapes[c["name"]] + ", " if shapes[c["name"]] else "") + "algorithm: str | None = None, *, "
+            kwonly = "sdispls=None, rdispls=None, " if c["name"] == "alltoallv" else ""
+            assert params.startswith(head + kwonly + "mode: str = auto, wisdom: str | None = None, **params)"), (fn, params)
+            assert f.__module__ == "collplan.mpi" and c["mpi_name"] in f.__doc__ and "algorithm" in f.__doc__, fn
+    assert set(cmpi.DEFAULT_ALGORITHMS) == {c["name"] for c in collplan._core.collectives()} - {"alltoallv"}
+
+
 @pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("n", [1, 3, 4])
 def test_python_api(abi, n):
@@ -70,8 +92,9 @@ def test_python_api(abi, n):
 @pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("n", [2, 5, 6, 7, 8])
 def test_rooted_and_vector_collectives(abi, n):
-    """bcast, gather, scatter, allgatherv, reduce, reduce_scatter(_block) alone for the P that test_python_api
-    (P = 1, 3, 4, which runs them too) does not cover: P = 1..8 in all."""
+    """bcast, gather, scatter, allgatherv, reduce, reduce_scatter(_block), and alltoallv by DRS_N's protocol
+    (algorithm="drs_n": real data, in place, a freed communicator, the refusals of its request forms) alone for the P
+    that test_python_api (P = 1, 3, 4, which runs them too) does not cover: P = 1..8 in all."""
     r = mpirun(abi, n, [sys.executable, str(ROOT / "tests" / "mpi" / "mpi4py_collectives.py")])
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"mpi4py_collectives P={n}:" in r.stdout and " 0 failed" in r.stdout, r.stdout + r.stderr
