@@ -474,8 +474,9 @@ std::vector<uint64_t> per_rank(const uint64_t* v, int P, const char* what) {
 std::unique_ptr<Request> bytes_init(Collective c, const void* send, void* recv, uint64_t bytes, int root,
                                     MPI_Comm comm, const Choice& ch) {
     check_shape(c, false, "bytes_init");
-    const int P = comm_size(comm);
-    const uint64_t me = comm_rank(comm);
+    const auto st = state_of(comm);  // (refuses MPI_COMM_NULL and inter-communicators)
+    const int P = comm_size(st->dup);
+    const uint64_t me = comm_rank(st->dup);
     CallShape sh;
     sh.count = bytes;
     sh.root = describe(c).rooted ? root : 0;
