@@ -33,9 +33,11 @@ calls significant only at the root may be None elsewhere. Outputs are writable o
 arrays; not lists), blocks are whole elements, and the ranks agree when a request is built: an argument error on one
 rank (a root buffer too short) is every rank's error, as are algorithms or sizes that differ (docs/runtime.md). `sendbuf=None` (or MPI.IN_PLACE) means in place where MPI
 allows it (scatter: the root's `recvbuf`).
-Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"); keyword
+Algorithm names are registry names, with or without the collective ("ring" or "allgather/ring"), and alltoallv's
+"drs_n": DRS_N's protocol, which decides at run time (the blocking alltoallv only; docs/runtime.md); keyword
 arguments are the algorithm's parameters (e.g. n=2 for barrier/dissemination, topology="hypercube:3"); `mode`
-chooses how non-contiguous messages travel: "auto", "pack" or "datatype".
+chooses how non-contiguous messages travel: "auto", "pack" or "datatype". The entry points are made from one table
+keyed by the collective's shape (_SHAPES, driven by _core.collectives()).
 
 Two MPI implementations are supported side by side (Open MPI and MPICH, ABI-incompatible): collplan has one
 extension module per implementation and loads the one matching the MPI library mpi4py uses. Before mpi4py is
