@@ -956,10 +956,22 @@ def _buffers_doc(spec: _Spec) -> str:
     """What the buffers hold, from collective.hpp's layout and the descriptor (bytes and reduction shapes)."""
     if spec.send_ix is None:
         return "buf: the message at the root, where every rank receives it."
-    send, recv = (("a block per rank" if _per_rank(spec, side) else "one block") for side in (0, 1))
+    send = "a block per rank (block j for rank j)" if _per_rank(spec, 0) else "one block"
+    recv = "a block per rank (block j from rank j)" if _per_rank(spec, 1) else "one block"
     where = {"send_at_root": " (recvbuf: at the root only, None elsewhere)",
              "recv_at_root": " (sendbuf: at the root only, None elsewhere)"}.get(spec.info["in_place"], "")
     return f"sendbuf: {send}; recvbuf: {recv}{where}."
+
+
+def _in_place_doc(spec: _Spec) -> str:
+    """Where MPI_IN_PLACE may stand (the descriptor) and, for sendbuf everywhere, what recvbuf then holds."""
+    if spec.info["in_place"] != "send" or spec.shape not in ("bytes", "reduction"):
+        return _IN_PLACE_DOC[spec.info["in_place"]]
+    many_send, many_recv = _per_rank(spec, 0), _per_rank(spec, 1)
+    what = ("recvbuf holds the P blocks, and the result lands in its first block" if many_send and not many_recv else
+            "recvbuf holds the input and receives the result" if many_send or not many_recv else
+            "this rank's block is already at its place in recvbuf")
+    return f"sendbuf=None (or MPI.IN_PLACE): in place, {what}."
 
 
 _IN_PLACE_DOC = {"send": "sendbuf=None (or MPI.IN_PLACE): in place.",
@@ -981,7 +993,7 @@ def _doc(spec: _Spec, kind: str) -> str:
     root = " root: the root rank (the same on every rank)." if spec.info["rooted"] else ""
     default = DEFAULT_ALGORITHMS.get(spec.name)
     common = _COMMON_DOC.format(default=f"'{default}'" if default else "none: name one")
-    body = f"{args} {_IN_PLACE_DOC[spec.info['in_place']]}{root}".strip()
+    body = f"{args} {_in_place_doc(spec)}{root}".strip()
     return "\n\n".join(textwrap.fill(t, 100) for t in (head, body, common) if t)
 
 
