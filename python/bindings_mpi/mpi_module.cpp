@@ -272,47 +272,53 @@ using Params = std::map<std::string, std::string>;
 // The *_init entry points, bound per shape of MPI's argument list for the rows of the PMPI library's table
 // (src/collplan/pmpi/collectives.def), as <collective>_init: bytes as collectives.hpp's bytes_init, elements of
 // `datatype` as reduction_init; buffers None (MPI_IN_PLACE) or 0 (null: significant only at the root, elsewhere).
-// The shapes of one collective take it unnamed.
-void bind_bytes(nb::module_& m, Collective c, const char* name) {
-    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes, const std::string& alg,
-                    const Params& params, const std::string& mode) {
+template <Collective c>
+void bind_bytes(nb::module_& m, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t bytes, const std::string& alg,
+                   const Params& params, const std::string& mode) {
         return bytes_init(c, send_of(send), ptr(recv), bytes, 0, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a, "bytes"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_bytes_root(nb::module_& m, Collective c, const char* name) {
-    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
-                    int root, const std::string& alg, const Params& params, const std::string& mode) {
+template <Collective c>
+void bind_bytes_root(nb::module_& m, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t bytes,
+                   int root, const std::string& alg, const Params& params, const std::string& mode) {
         return bytes_init(c, send_of(send), recv_of(recv), bytes, root, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a.none(), "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_bcast(nb::module_& m, Collective c, const char* name) {
-    m.def(name, [c](uintptr_t comm, uintptr_t buf, uint64_t bytes, int root, const std::string& alg,
-                    const Params& params, const std::string& mode) {
+template <Collective c>
+void bind_bcast(nb::module_& m, const char* name) {
+    m.def(name, [](uintptr_t comm, uintptr_t buf, uint64_t bytes, int root, const std::string& alg,
+                   const Params& params, const std::string& mode) {
         return bytes_init(c, nullptr, ptr(buf), bytes, root, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "buf"_a, "bytes"_a, "root"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_reduction(nb::module_& m, Collective c, const char* name) {
-    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count, uintptr_t datatype,
-                    uintptr_t op, const std::string& alg, const Params& params, const std::string& mode) {
+template <Collective c>
+void bind_reduction(nb::module_& m, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, uint64_t count, uintptr_t datatype,
+                   uintptr_t op, const std::string& alg, const Params& params, const std::string& mode) {
         return reduction_init(c, send_of(send), ptr(recv), count, from_handle<MPI_Datatype>(datatype),
                               from_handle<MPI_Op>(op), 0, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a, "count"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_reduction_root(nb::module_& m, Collective c, const char* name) {
-    m.def(name, [c](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t count,
-                    uintptr_t datatype, uintptr_t op, int root, const std::string& alg, const Params& params,
-                    const std::string& mode) {
+template <Collective c>
+void bind_reduction_root(nb::module_& m, const char* name) {
+    m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, std::optional<uintptr_t> recv, uint64_t count,
+                   uintptr_t datatype, uintptr_t op, int root, const std::string& alg, const Params& params,
+                   const std::string& mode) {
         return reduction_init(c, send_of(send), recv_of(recv), count, from_handle<MPI_Datatype>(datatype),
                               from_handle<MPI_Op>(op), root, comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "send"_a.none(), "recv"_a.none(), "count"_a, "datatype"_a, "op"_a, "root"_a, "algorithm"_a, "params"_a,
        "mode"_a);
 }
 
-void bind_allgatherv(nb::module_& m, Collective, const char* name) {
+template <Collective c>
+void bind_allgatherv(nb::module_& m, const char* name) {
+    static_assert(c == Collective::allgatherv, "bind_allgatherv binds allgatherv_init alone");
     m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, const std::vector<long long>& rb,
                    const std::vector<long long>& rd, const std::string& alg, const Params& params,
                    const std::string& mode) {
@@ -321,7 +327,9 @@ void bind_allgatherv(nb::module_& m, Collective, const char* name) {
     }, "comm"_a, "send"_a.none(), "recv"_a, "recv_bytes"_a, "recv_displs"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_alltoallv(nb::module_& m, Collective, const char* name) {
+template <Collective c>
+void bind_alltoallv(nb::module_& m, const char* name) {
+    static_assert(c == Collective::alltoallv, "bind_alltoallv binds alltoallv_init alone");
     m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, const std::vector<long long>& sb,
                    const std::vector<long long>& sd, uintptr_t recv, const std::vector<long long>& rb,
                    const std::vector<long long>& rd, const std::string& alg, const Params& params,
@@ -334,7 +342,9 @@ void bind_alltoallv(nb::module_& m, Collective, const char* name) {
        "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_reduce_scatter(nb::module_& m, Collective, const char* name) {
+template <Collective c>
+void bind_reduce_scatter(nb::module_& m, const char* name) {
+    static_assert(c == Collective::reduce_scatter, "bind_reduce_scatter binds reduce_scatter_init alone");
     m.def(name, [](uintptr_t comm, std::optional<uintptr_t> send, uintptr_t recv, const std::vector<long long>& counts,
                    uintptr_t datatype, uintptr_t op, const std::string& alg, const Params& params,
                    const std::string& mode) {
@@ -344,14 +354,16 @@ void bind_reduce_scatter(nb::module_& m, Collective, const char* name) {
     }, "comm"_a, "send"_a.none(), "recv"_a, "counts"_a, "datatype"_a, "op"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
-void bind_barrier(nb::module_& m, Collective, const char* name) {
+template <Collective c>
+void bind_barrier(nb::module_& m, const char* name) {
+    static_assert(c == Collective::barrier, "bind_barrier binds barrier_init alone");
     m.def(name, [](uintptr_t comm, const std::string& alg, const Params& params, const std::string& mode) {
         return barrier_init(comm_of(comm), choice(alg, params, mode));
     }, "comm"_a, "algorithm"_a, "params"_a, "mode"_a);
 }
 
 void bind_collectives(nb::module_& m) {
-#define X(id, Spelling, args) bind_##args(m, Collective::id, #id "_init");
+#define X(id, Spelling, args) bind_##args<Collective::id>(m, #id "_init");
 #include "collplan/pmpi/collectives.def"
 #undef X
     m.def("cache_stats", &stats, "comm"_a);
@@ -437,5 +449,4 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     bind_blocking_cache(m);
     bind_timing(m);
     bind_calibrate(m);
-    void bind_drs_n(nb::module_&); bind_drs_n(m);  // python/bindings_mpi/drs_n.cpp
 }

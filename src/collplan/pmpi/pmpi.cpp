@@ -853,11 +853,11 @@ struct VectorArgs {
 // Alltoallv: every call gathers the count matrix (collectives.cpp), so the decision depends only on the
 // communicator and MPI_IN_PLACE, and a request is made per call from the cached choice (a persistent one: at _init,
 // with the arrays copied).
-template <Kind K, class Native, class Count, class Displ>
+template <Collective f, Kind K, class Native, class Count, class Displ>
 [[gnu::noinline]] int alltoallv_like(Native native, const Call& k, const void* sbuf, const Count* scounts,
                                      const Displ* sdispls, MPI_Datatype st, void* rbuf, const Count* rcounts,
                                      const Displ* rdispls, MPI_Datatype rt, MPI_Comm comm) {
-    const Collective f = C::alltoallv;
+    static_assert(f == C::alltoallv, "alltoallv_like runs alltoallv alone");
     if (!g_active[at(f)]) [[likely]] return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
@@ -1018,10 +1018,10 @@ Entry* reduce_scatter_entry(CommEntry& ce, uint64_t total, MPI_Datatype t, MPI_O
 
 // Reduce_scatter: recvcounts (equal on every rank, MPI's rule), the datatype and the operation key the decision
 // (CommEntry::counted).
-template <Kind K, class Native, class Count>
+template <Collective f, Kind K, class Native, class Count>
 [[gnu::noinline]] int reduce_scatter_like(Native native, const Call& k, const void* sbuf, void* rbuf,
                                           const Count* counts, MPI_Datatype t, MPI_Op op, MPI_Comm comm) {
-    const Collective f = C::reduce_scatter;
+    static_assert(f == C::reduce_scatter, "reduce_scatter_like runs reduce_scatter alone");
     if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
@@ -1077,11 +1077,11 @@ int run_allgatherv(const Go& g, const Entry& en, Slot& s, int me, const void* sb
 
 // Allgatherv: the bytes of every rank's block (recvcounts[j] x the receive type's size, equal on every rank) key
 // the decision (CommEntry::counted); displacements are this rank's layout and do not enter it.
-template <Kind K, class Native, class Count, class Displ>
+template <Collective f, Kind K, class Native, class Count, class Displ>
 [[gnu::noinline]] int allgatherv_like(Native native, const Call& k, const void* sbuf, Count scount, MPI_Datatype st,
                                       void* rbuf, const Count* rcounts, const Displ* displs, MPI_Datatype rt,
                                       MPI_Comm comm) {
-    const Collective f = C::allgatherv;
+    static_assert(f == C::allgatherv, "allgatherv_like runs allgatherv alone");
     if (!g_active[at(f)]) return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
@@ -1119,9 +1119,9 @@ template <Kind K, class Native, class Count, class Displ>
     });
 }
 
-template <Kind K, class Native>
+template <Collective f, Kind K, class Native>
 [[gnu::noinline]] int barrier(Native native, const Call& k, MPI_Comm comm) {
-    const Collective f = C::barrier;
+    static_assert(f == C::barrier, "barrier runs barrier alone");
     if (!g_active[at(f)]) [[likely]] return count_native(f, nullptr, K), native();
     return guarded(f, comm, k, [&]() -> int {
         MaybeLock lock(g_locking);
@@ -1284,26 +1284,27 @@ int MPI_Finalize() {
     const void *sbuf, Count scount, MPI_Datatype st, void *rbuf, const Count rcounts[], const Displ displs[], \
         MPI_Datatype rt, MPI_Comm comm
 #define COLLPLAN_ARGS_allgatherv sbuf, scount, st, rbuf, rcounts, displs, rt, comm
-#define COLLPLAN_RUN_allgatherv(id, K) allgatherv_like<K>(native, k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm)
+#define COLLPLAN_RUN_allgatherv(id, K) allgatherv_like<C::id, K>(native, k, sbuf, scount, st, rbuf, rcounts, displs, rt, comm)
 
 #define COLLPLAN_PARAMS_alltoallv(Count, Displ)                                                   \
     const void *sbuf, const Count scounts[], const Displ sdispls[], MPI_Datatype st, void *rbuf, \
         const Count rcounts[], const Displ rdispls[], MPI_Datatype rt, MPI_Comm comm
 #define COLLPLAN_ARGS_alltoallv sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm
 #define COLLPLAN_RUN_alltoallv(id, K) \
-    alltoallv_like<K>(native, k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm)
+    alltoallv_like<C::id, K>(native, k, sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm)
 
 #define COLLPLAN_PARAMS_reduce_scatter(Count, Displ) \
     const void *sbuf, void *rbuf, const Count rcounts[], MPI_Datatype t, MPI_Op op, MPI_Comm comm
 #define COLLPLAN_ARGS_reduce_scatter sbuf, rbuf, rcounts, t, op, comm
-#define COLLPLAN_RUN_reduce_scatter(id, K) reduce_scatter_like<K>(native, k, sbuf, rbuf, rcounts, t, op, comm)
+#define COLLPLAN_RUN_reduce_scatter(id, K) reduce_scatter_like<C::id, K>(native, k, sbuf, rbuf, rcounts, t, op, comm)
 
 #define COLLPLAN_PARAMS_barrier(Count, Displ) MPI_Comm comm
 #define COLLPLAN_ARGS_barrier comm
-#define COLLPLAN_RUN_barrier(id, K) barrier<K>(native, k, comm)
+#define COLLPLAN_RUN_barrier(id, K) barrier<C::id, K>(native, k, comm)
 
 // One interceptor: blocking, non-blocking (MPI_I...: `req`), persistent (..._init: `info`, `req`). Count, Displ,
-// Sfx: int, int and nothing, or MPI_Count, MPI_Aint and _c.
+// Sfx: int, int and nothing, or MPI_Count, MPI_Aint and _c. `native` copies the arguments ([=]): capturing them by
+// reference takes their addresses, and the compiler then stores every argument before the pass-through test.
 #define COLLPLAN_PASS_THROUGH(id, call) \
     if (!g_active[at(C::id)] && !g_stats_on) [[likely]] return call
 #define COLLPLAN_BLOCKING(id, Spelling, args, Count, Displ, Sfx)                 \
