@@ -449,4 +449,5 @@ NB_MODULE(COLLPLAN_MPI_MODULE, m) {
     bind_blocking_cache(m);
     bind_timing(m);
     bind_calibrate(m);
+    void bind_drs_n(nb::module_&); bind_drs_n(m);  // python/bindings_mpi/drs_n.cpp
 }
