@@ -49,6 +49,7 @@ nb::list algorithms_list() {
         d["params"] = params;
         d["topologies"] = a.default_topologies;
         d["rank_consistent_params"] = a.rank_consistent_params;
+        d["mpi_default"] = a.mpi_default;
         out.append(d);
     }
     return out;

@@ -270,7 +270,7 @@ void bind_blocking_cache(nb::module_& m) {
 using Params = std::map<std::string, std::string>;
 
 // The *_init entry points, bound per shape of MPI's argument list for the rows of the PMPI library's table
-// (src/collplan/pmpi/collectives.def), as <collective>_init: bytes as collectives.hpp's bytes_init, elements of
+// (src/collplan/runtime/mpi/collectives.def), as <collective>_init: bytes as collectives.hpp's bytes_init, elements of
 // `datatype` as reduction_init; buffers None (MPI_IN_PLACE) or 0 (null: significant only at the root, elsewhere).
 template <Collective c>
 void bind_bytes(nb::module_& m, const char* name) {
@@ -364,7 +364,7 @@ void bind_barrier(nb::module_& m, const char* name) {
 
 void bind_collectives(nb::module_& m) {
 #define X(id, Spelling, args) bind_##args<Collective::id>(m, #id "_init");
-#include "collplan/pmpi/collectives.def"
+#include "collplan/runtime/mpi/collectives.def"
 #undef X
     m.def("cache_stats", &stats, "comm"_a);
     m.def("applies", [](const std::string& collective, const std::string& alg, int ranks,

@@ -61,21 +61,9 @@ from pathlib import Path
 from . import _core
 from ._core import CollplanError
 
-# The algorithm run without algorithm=: a choice per collective that no descriptor carries (and the schedule that
-# collplan.mpi reads a collective's buffer layout from, _layout), so the one row a new collective needs here.
-DEFAULT_ALGORITHMS = {
-    "allgather": "allgather/ring",
-    "alltoall": "alltoall/pairwise",
-    "allreduce": "allreduce/recursive_doubling",
-    "barrier": "barrier/dissemination",
-    "bcast": "bcast/binomial",
-    "reduce": "reduce/binomial",
-    "reduce_scatter_block": "reduce_scatter_block/pairwise",
-    "reduce_scatter": "reduce_scatter/pairwise",
-    "allgatherv": "allgatherv/ring",
-    "gather": "gather/binomial",
-    "scatter": "scatter/binomial",
-}
+# The algorithm run without algorithm=, per collective: the registry's mpi_default (algorithms/registry.hpp), which
+# is also the schedule that collplan.mpi reads a collective's buffer layout from (_layout).
+DEFAULT_ALGORITHMS = {a["collective"]: a["name"] for a in _core.algorithms() if a["mpi_default"]}
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
 
@@ -478,7 +466,7 @@ def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, 
 # table keyed by its shape: the descriptor's counts kind and reduction flag choose the shape; rooted adds `root`,
 # in_place says which buffer MPI_IN_PLACE (None) stands for and which one is significant at the root only. How many
 # blocks each buffer holds (one, or one per rank) is collective.hpp's layout, read from a schedule of the default
-# algorithm (_layout). A new collective of an existing shape needs its DEFAULT_ALGORITHMS row, nothing else here.
+# algorithm (_layout). A new collective of an existing shape needs nothing here (its default: the registry's mpi_default).
 class _Spec:
     """One collective's entry points: its descriptor, shape and parameters (the arguments between comm and
     algorithm, then the keyword-only ones before mode)."""

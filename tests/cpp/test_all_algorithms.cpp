@@ -4,6 +4,7 @@
 // (its test sets: test_alltoallv.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "collplan/verify/sweep.hpp"
@@ -20,8 +21,13 @@ std::vector<uint64_t> uneven_matrix(int P) {
 
 TEST(AllAlgorithms, EveryCollectiveHasAlgorithmsWithCanonicalUniqueNames) {
     const auto& all = Registry::get().all();
-    for (Collective c : kCollectives)
-        EXPECT_FALSE(Registry::get().for_collective(c).empty()) << to_string(c) << " has no algorithm";
+    for (Collective c : kCollectives) {
+        const auto algs = Registry::get().for_collective(c);
+        EXPECT_FALSE(algs.empty()) << to_string(c) << " has no algorithm";
+        // collplan.mpi's default: one per collective but alltoallv (whose calls name their algorithm)
+        const auto defaults = std::ranges::count_if(algs, [](const Algorithm* a) { return a->mpi_default; });
+        EXPECT_EQ(defaults, c == Collective::alltoallv ? 0 : 1) << to_string(c) << ": mpi_default algorithms";
+    }
     std::set<std::string> names;
     for (const Algorithm& a : all) {
         EXPECT_TRUE(names.insert(a.name).second) << a.name << " registered twice";

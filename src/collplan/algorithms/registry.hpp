@@ -97,6 +97,8 @@ struct Algorithm {
     // defaults do not; empty when the defaults already are, or when no variant is. The MPI runtime applies them
     // to floating-point data where the user did not set those parameters.
     std::map<std::string, std::string> rank_consistent_params;
+    // The algorithm collplan.mpi runs when a call names none (at most one per collective; alltoallv has none).
+    bool mpi_default = false;
 };
 
 class Registry {

@@ -42,42 +42,77 @@ std::vector<int> ints(const std::vector<uint64_t>& v, size_t P, const char* what
     return out;
 }
 
+// One call of the MPI library's collective `fn` per argument shape of runtime/mpi/collectives.def (the overload is
+// picked by fn's signature): bytes of MPI_BYTE, or count elements of s.type with s.op; n is that number.
+struct Native {
+    const void* send;
+    void* recv;
+    const NativeShape& s;
+    MPI_Comm comm;
+    int n;
+    const char* name;
+
+    int size() const {
+        int P = 1;
+        MPI_Comm_size(comm, &P);
+        return P;
+    }
+    // bytes: allgather, alltoall
+    void operator()(int (*fn)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm)) const {
+        check(fn(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), name);
+    }
+    // bytes_root: gather, scatter
+    void operator()(int (*fn)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm)) const {
+        check(fn(send, n, MPI_BYTE, recv, n, MPI_BYTE, s.root, comm), name);
+    }
+    // bcast
+    void operator()(int (*fn)(void*, int, MPI_Datatype, int, MPI_Comm)) const {
+        check(fn(recv, n, MPI_BYTE, s.root, comm), name);
+    }
+    // reduction: allreduce, reduce_scatter_block
+    void operator()(int (*fn)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm)) const {
+        check(fn(send, recv, n, s.type, s.op, comm), name);
+    }
+    // reduction_root: reduce
+    void operator()(int (*fn)(const void*, void*, int, MPI_Datatype, MPI_Op, int, MPI_Comm)) const {
+        check(fn(send, recv, n, s.type, s.op, s.root, comm), name);
+    }
+    // reduce_scatter: P counts of elements
+    void operator()(int (*fn)(const void*, void*, const int[], MPI_Datatype, MPI_Op, MPI_Comm)) const {
+        const std::vector<int> counts = ints(s.counts, static_cast<size_t>(size()), (std::string(name) + " counts").c_str());
+        check(fn(send, recv, counts.data(), s.type, s.op, comm), name);
+    }
+    // allgatherv: P counts and displacements in bytes
+    void operator()(int (*fn)(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype,
+                              MPI_Comm)) const {
+        const size_t P = static_cast<size_t>(size());
+        const std::vector<int> counts = ints(s.counts, P, (std::string(name) + " counts").c_str());
+        const std::vector<int> displs = ints(s.displs, P, (std::string(name) + " displacements").c_str());
+        int me = 0;
+        MPI_Comm_rank(comm, &me);
+        check(fn(send, counts[static_cast<size_t>(me)], MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, comm),
+              name);
+    }
+    // alltoallv
+    void operator()(int (*)(const void*, const int[], const int[], MPI_Datatype, void*, const int[], const int[],
+                            MPI_Datatype, MPI_Comm)) const {
+        throw Error("timing: no native call for alltoallv here (its counts and displacements: time it from Python)");
+    }
+    // barrier
+    void operator()(int (*fn)(MPI_Comm)) const { check(fn(comm), name); }
+};
+
 }  // namespace
 
 void native_collective(Collective c, const void* send, void* recv, const NativeShape& s, MPI_Comm comm) {
-    int P = 1;
-    MPI_Comm_size(comm, &P);
-    const int n = as_int(describe(c).reduction ? s.count : s.bytes,
-                         describe(c).mpi_name.data());
+    const CollectiveInfo& info = describe(c);
+    const Native call{send, recv, s, comm, as_int(info.reduction ? s.count : s.bytes, info.mpi_name.data()),
+                      info.mpi_name.data()};
     switch (c) {
-        case Collective::allgather:
-            return check(MPI_Allgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Allgather");
-        case Collective::alltoall:
-            return check(MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm), "MPI_Alltoall");
-        case Collective::allreduce: return check(MPI_Allreduce(send, recv, n, s.type, s.op, comm), "MPI_Allreduce");
-        case Collective::barrier: return check(MPI_Barrier(comm), "MPI_Barrier");
-        case Collective::bcast: return check(MPI_Bcast(recv, n, MPI_BYTE, s.root, comm), "MPI_Bcast");
-        case Collective::gather:
-            return check(MPI_Gather(send, n, MPI_BYTE, recv, n, MPI_BYTE, s.root, comm), "MPI_Gather");
-        case Collective::scatter:
-            return check(MPI_Scatter(send, n, MPI_BYTE, recv, n, MPI_BYTE, s.root, comm), "MPI_Scatter");
-        case Collective::reduce: return check(MPI_Reduce(send, recv, n, s.type, s.op, s.root, comm), "MPI_Reduce");
-        case Collective::reduce_scatter_block:
-            return check(MPI_Reduce_scatter_block(send, recv, n, s.type, s.op, comm), "MPI_Reduce_scatter_block");
-        case Collective::reduce_scatter: {
-            const std::vector<int> counts = ints(s.counts, static_cast<size_t>(P), "MPI_Reduce_scatter counts");
-            return check(MPI_Reduce_scatter(send, recv, counts.data(), s.type, s.op, comm), "MPI_Reduce_scatter");
-        }
-        case Collective::allgatherv: {
-            const std::vector<int> counts = ints(s.counts, static_cast<size_t>(P), "MPI_Allgatherv counts");
-            const std::vector<int> displs = ints(s.displs, static_cast<size_t>(P), "MPI_Allgatherv displacements");
-            int me = 0;
-            MPI_Comm_rank(comm, &me);
-            return check(MPI_Allgatherv(send, counts[static_cast<size_t>(me)], MPI_BYTE, recv, counts.data(), displs.data(),
-                                        MPI_BYTE, comm), "MPI_Allgatherv");
-        }
-        case Collective::alltoallv:
-            throw Error("timing: no native call for alltoallv here (its counts and displacements: time it from Python)");
+#define X(id, Spelling, args) \
+    case Collective::id: return call(MPI_##Spelling);
+#include "collplan/runtime/mpi/collectives.def"
+#undef X
     }
     throw Error(std::string("timing: unknown collective ") + to_string(c));
 }

@@ -6,7 +6,7 @@
 // persistent (MPI_Allreduce_init + MPI_Start) versions: the same templates with K = kNonblocking / kPersistent,
 // whose runs live in requests that pmpi_requests.cpp completes and advances inside MPI_Wait, MPI_Test, ...
 //
-// The table: collectives.def, one row per collective -- its Collective, its C spelling and the shape of its
+// The table: runtime/mpi/collectives.def, one row per collective -- its Collective, its C spelling and the shape of its
 // argument list (bytes, reduction, allgatherv, ...). The extern "C" interceptors at the end of this file are
 // generated from it, and so are python/bindings_mpi/mpi_module.cpp's *_init entry points. Per collective the rest
 // comes from its descriptor, describe(c) (schedule/collective.hpp): the variable COLLPLAN_<NAME> (its name upper-
@@ -70,7 +70,7 @@ constexpr Args args_of(Collective c) {
     switch (c) {
 #define X(id, Spelling, args) \
     case C::id: return Args::args;
-#include "collplan/pmpi/collectives.def"
+#include "collplan/runtime/mpi/collectives.def"
 #undef X
     }
     return Args::barrier;
@@ -1332,12 +1332,12 @@ int MPI_Finalize() {
 #define X(id, Spelling, args)                         \
     COLLPLAN_BLOCKING(id, Spelling, args, int, int, ) \
     COLLPLAN_NONBLOCKING(id, Spelling, args, int, int, )
-#include "collplan/pmpi/collectives.def"
+#include "collplan/runtime/mpi/collectives.def"
 #undef X
 
 #if COLLPLAN_PERSISTENT_COLLECTIVES  // decided at _init as the blocking twin would be; MPI_Start runs the schedule
 #define X(id, Spelling, args) COLLPLAN_PERSISTENT(id, Spelling, args, int, int, )
-#include "collplan/pmpi/collectives.def"
+#include "collplan/runtime/mpi/collectives.def"
 #undef X
 #endif
 
@@ -1356,7 +1356,7 @@ int MPI_Finalize() {
 #define COLLPLAN_LARGE_COUNT_reduce_scatter COLLPLAN_LARGE_COUNT
 #define COLLPLAN_LARGE_COUNT_barrier(id, Spelling, args)
 #define X(id, Spelling, args) COLLPLAN_LARGE_COUNT_##args(id, Spelling, args)
-#include "collplan/pmpi/collectives.def"
+#include "collplan/runtime/mpi/collectives.def"
 #undef X
 #endif
 

@@ -20,7 +20,7 @@
 // buffer_blocks() is what one rank has, and a schedule that touches a block a rank does not have is wrong.
 //
 // Adding a collective: a value in the enum, a case in every function of collective.cpp (the compiler refuses a
-// missing one: -Werror=switch), its row in the MPI edge's table pmpi/collectives.def, its lower bound in
+// missing one: -Werror=switch), its row in the MPI edge's table runtime/mpi/collectives.def, its lower bound in
 // algorithms/lower_bounds.cpp, its native call in measure/timing.cpp, and its algorithm files. docs/schedule.md
 // lists the layouts.
 #pragma once

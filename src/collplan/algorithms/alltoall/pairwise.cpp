@@ -53,6 +53,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"ring", "full"},
+    .mpi_default = true,
 }};
 
 }  // namespace

@@ -78,6 +78,7 @@ const Registration reg{{
     .default_topologies = {"full"},
     .sweep_params = sweep(),
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
+    .mpi_default = true,
 }};
 
 }  // namespace

@@ -63,6 +63,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"hypercube", "full"},
+    .mpi_default = true,
 }};
 
 }  // namespace

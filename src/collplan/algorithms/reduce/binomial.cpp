@@ -87,6 +87,7 @@ const Registration reg{{
     .default_topologies = {"hypercube", "full"},
     .sweep_params = {{{"relative", "0"}}, {{"relative", "1"}}},
     .candidates = [](const CandidateQuery&) { return range_candidates("relative", 0, 1); },
+    .mpi_default = true,
 }};
 
 }  // namespace

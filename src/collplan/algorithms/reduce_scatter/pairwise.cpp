@@ -56,6 +56,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"full"},
+    .mpi_default = true,
 }};
 
 }  // namespace

@@ -95,7 +95,7 @@ private:
     bool cached_ = false;
 };
 
-// The entry points follow the shapes of MPI's argument lists (the PMPI library's table, pmpi/collectives.def):
+// The entry points follow the shapes of MPI's argument lists (the table of the MPI edge, runtime/mpi/collectives.def):
 //
 // The collectives of bytes (describe(c): no reduction, no counts) -- allgather, alltoall, bcast, gather, scatter
 // (and barrier, with no data: barrier_init). bytes: allgather, gather -- what each rank contributes; alltoall --
