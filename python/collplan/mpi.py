@@ -1008,7 +1008,7 @@ def _blocking_body(spec: _Spec, args: str) -> str:
         recv = f"backend()[0].IN_PLACE if {recv} is None else {recv}"
     extra = "".join(f"{names[i]}, " if i == spec.root_ix else f"_tuple({names[i]}), " for i in spec.extra_ix)
     op = "False" if spec.op_ix is None else "op"
-    return (f"{prelude}return _blocking(_SPECS[{spec.name!r}], comm, ({extra}), {send}, {recv}, {op}, algorithm, mode, "
+    return (f"{prelude}return _blocking(_S_{spec.name}, comm, ({extra}), {send}, {recv}, {op}, algorithm, mode, "
             f"wisdom, params, ({args}))")
 
 
@@ -1017,7 +1017,8 @@ def _define(spec: _Spec) -> None:
         return f"{p}={_DEFAULTS[p]!r}, " if p in _DEFAULTS else f"{p}, "
 
     args = "".join(f"{p}, " for p in spec.params + spec.kwonly)
-    call = f"return _init(_SPECS[{spec.name!r}], comm, ({args}), algorithm, mode, wisdom, params)"
+    globals()[f"_S_{spec.name}"] = spec  # a global of its own: one lookup per call, no subscript
+    call = f"return _init(_S_{spec.name}, comm, ({args}), algorithm, mode, wisdom, params)"
     fields = dict(params="".join(map(param, spec.params)), kwonly="".join(map(param, spec.kwonly)))
     for kind, fn, returns, body in (("blocking", spec.name, "str", _blocking_body(spec, args)),
                                     ("init", f"{spec.name}_init", "Request", call),
@@ -1147,8 +1148,12 @@ def _blocking(spec: _Spec, comm, extra: tuple, send, recv, op, algorithm, mode, 
     cache = last[1] if comm is last[0] else _cache_of(comm)
     key = cache.run((spec, extra, algorithm, mode, _wisdom_key(wisdom) if algorithm == "auto" else None,
                      _params_key(params) if params else ()), send, recv, spec.agree, op)
-    return key if type(key) is str else _build(comm, cache, key, lambda: spec.request(spec, comm, a, algorithm, mode,
-                                                                                      wisdom, params, True))
+    return key if type(key) is str else _blocking_miss(spec, comm, cache, key, a, algorithm, mode, wisdom, params)
+
+
+def _blocking_miss(spec: _Spec, comm, cache, key, a: tuple, algorithm, mode, wisdom, params) -> str:
+    """_blocking's miss: builds the request (apart, so that _blocking makes no closure -- and no cells -- per call)."""
+    return _build(comm, cache, key, lambda: spec.request(spec, comm, a, algorithm, mode, wisdom, params, True))
 
 
 _SPECS = {info["name"]: _Spec(info) for info in _core.collectives()}
