@@ -44,7 +44,10 @@ Wisdom parse_wisdom(const std::string& json);     // throws Error("wisdom: ...")
 // Reads at most kMaxWisdomBytes (a device like /dev/zero is not read forever): a larger file is an Error.
 inline constexpr size_t kMaxWisdomBytes = size_t{16} << 20;
 Wisdom load_wisdom(const std::string& path, size_t max_bytes = kMaxWisdomBytes);
-std::string to_json(const Wisdom& w);               // what parse_wisdom reads back
+// The canonical JSON of the entries, what parse_wisdom reads back: the oracle of the round-trip property that the
+// fuzzer (fuzz/wisdom.cpp) and the tests check. Wisdom files are written by the planner (python/collplan/planner.py,
+// merge_wisdom), which keeps the members this struct does not hold ("evaluator", "machine", a user's own).
+std::string to_json(const Wisdom& w);
 
 // "ring" / "allreduce/ring:k=2,topology=ring:8" -> name and parameters. A parameter value may itself contain
 // ':' (topologies); parameters are separated by ','.
