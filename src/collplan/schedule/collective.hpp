@@ -20,9 +20,12 @@
 // buffer_blocks() is what one rank has, and a schedule that touches a block a rank does not have is wrong.
 //
 // Adding a collective: a value in the enum, a case in every function of collective.cpp (the compiler refuses a
-// missing one: -Werror=switch), its row in the MPI edge's table runtime/mpi/collectives.def, its lower bound in
-// algorithms/lower_bounds.cpp, its native call in measure/timing.cpp, and its algorithm files. docs/schedule.md
-// lists the layouts.
+// missing one: -Werror=switch) and its row in kInfo; its algorithm files (one of them .mpi_default, collplan.mpi's
+// default); its row in the MPI edge's table runtime/mpi/collectives.def (which generates the PMPI interceptors,
+// the Python MPI module's entry points and the native calls of measure/timing.cpp; a collective of bytes or a
+// reduction of count elements also needs its case in pmpi/pmpi.cpp's bytes_call or reduction_call, which a
+// static_assert names); its lower bound in algorithms/lower_bounds.cpp. The Python package derives the rest from
+// _core.collectives(). docs/schedule.md lists the layouts.
 #pragma once
 #include <cstdint>
 #include <span>
