@@ -41,8 +41,6 @@ std::string spec_of(const Algorithm& a, const std::map<std::string, std::string>
     return s;
 }
 
-// What the runtime does when it picks the topology (runtime/mpi/collectives.cpp, pick_topology): full:P, then the
-// topologies of the algorithm's default families, the first one the algorithm applies to.
 // FNV-1a over the schedule's text form, without the lines that only name it.
 std::string schedule_hash(const Schedule& s) {
     uint64_t h = 1469598103934665603ull;
@@ -62,6 +60,11 @@ std::string schedule_hash(const Schedule& s) {
     return buf;
 }
 
+// As the runtime picks the topology (runtime/mpi/collectives.cpp, pick_topology): full:P, then the topologies of the
+// algorithm's default families, the first one the algorithm applies to -- here every shape of a grid family
+// (topology/families.hpp, family_topologies), where the runtime tries MPI_Dims_create's balanced grid alone (and
+// its transpose): no MPI here. Up to P = 8, where the programs run, the two are the same (every 2-D grid of such a
+// P is the balanced one or its transpose; 2x2x2 is the only 3-D one).
 std::string status(const Algorithm& a, const std::map<std::string, std::string>& raw, int P) {
     try {
         const Params valid = validate_params(a, raw);
