@@ -1,6 +1,8 @@
 """The Python API over the C++ core: schedules, verification, estimates."""
 from __future__ import annotations
 
+import operator
+
 from dataclasses import asdict, dataclass
 
 from . import _core
@@ -42,7 +44,19 @@ def resolve_name(algorithm: str, collective: str | None = None) -> str:
 MAX_RANKS = 1 << 22  # the core's kMaxNodes (src/collplan/topology/topology.hpp): P of any topology
 
 
+def integer(x) -> int | None:
+    """x as an int where it is an integer (int, a NumPy integer: anything operator.index takes), else None; a bool
+    is not one."""
+    if isinstance(x, bool):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
 def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, str]:
+    ranks = ranks if ranks is None or integer(ranks) is None else integer(ranks)
     if topology:
         t = _core.Topology.parse(topology)
         if ranks is not None:
@@ -66,10 +80,10 @@ def schedule(algorithm: str, ranks: int | None = None, topology: str | None = No
     if matrix is not None and counts is not None:
         raise CollplanError("give a matrix (alltoallv) or counts (allgatherv, reduce_scatter), not both")
     flat = [int(x) for row in matrix for x in row] if matrix is not None else [int(x) for x in counts or []]
-    if isinstance(root, bool) or not isinstance(root, int):
+    if integer(root) is None:
         raise CollplanError(f"root {root!r} is invalid (allowed: an integer 0..{p - 1})")
     return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
-                               {str(k): str(v) for k, v in (params or {}).items()}, flat, root,
+                               {str(k): str(v) for k, v in (params or {}).items()}, flat, integer(root),
                                _max_memory(max_memory))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import COLLECTIVES, _ranks_and_topology, algorithms, describe, resolve_name, schedule, unsupported_op
+from .api import COLLECTIVES, _ranks_and_topology, algorithms, describe, integer, resolve_name, schedule, unsupported_op
 from .limits import max_memory as limit_of
 from .machines import Machine, resolve_machine
 from .progress import Progress
@@ -141,6 +141,14 @@ class Problem:
     matrix: list | None = None               # alltoallv: P x P units, rows = senders
 
 
+def check_reduction_sizes(collective: str, sizes) -> None:
+    """The reductions plan and run vectors of doubles: a size that is not a multiple of 8 bytes is refused (it would
+    be cut to whole elements without a word)."""
+    if collective in REDUCTIONS and any(n % 8 for n in sizes):
+        raise CollplanError(f"{collective} sizes must be multiples of 8 bytes (vectors of doubles), got "
+                            f"{next(n for n in sizes if n % 8)}")
+
+
 def resolve_problem(collective: str, ranks: int | None = None, topology: str | None = None, algorithm: str = "all",
                     params: dict | None = None, root: int = 0, op: str = "sum", counts=None, matrix=None) -> Problem:
     """A Problem, checked: P and the topology (one of them at least), the root (a rank of P for the rooted
@@ -148,8 +156,9 @@ def resolve_problem(collective: str, ranks: int | None = None, topology: str | N
     unit per rank (a size is then the bytes of each rank's part, as the planner compares them)."""
     info = describe(collective)
     ranks, topology = _ranks_and_topology(ranks, topology)
-    if info["rooted"] and (isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < ranks):
+    if info["rooted"] and (integer(root) is None or not 0 <= root < ranks):
         raise CollplanError(f"root {root!r} is not a rank of P={ranks} (allowed: 0..{ranks - 1})")
+    root = integer(root) if info["rooted"] else root
     if not info["rooted"] and root != 0:
         raise CollplanError(f"root {root!r} is invalid for {collective} (allowed: 0; it has no root)")
     if counts is None and algorithm == "all" and info["counts"] == "per_rank":
@@ -343,9 +352,7 @@ def setup(collective, ranks, topology, machine: str | Machine, sizes, op, evalua
         topology = m.topology  # the machine's own network (e.g. paragon: mesh:10x14)
     size_list = [0] if collective == "barrier" else sorted(set(
         int(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(str(sizes)))))
-    if collective in REDUCTIONS and any(n % 8 for n in size_list):
-        raise CollplanError(f"{collective} sizes must be multiples of 8 bytes (vectors of doubles), got "
-                            f"{next(n for n in size_list if n % 8)}")
+    check_reduction_sizes(collective, size_list)
     prob = resolve_problem(collective, ranks, topology, root=root, op=op)
     try:
         found, declined = candidates(prob, m, size_list, max_memory)

@@ -145,6 +145,13 @@ CASES = [  # (id, argv, fragment of the error line)
     ("spec-key-twice", ["matrix", "stats", "testset1:P=4,d=2,P=5"], "P=5"),
     ("mesh-too-many-parts", ["matrix", "stats", "mesh:P=1000,refine=0"], "refine"),
     ("mesh-refine-6", ["matrix", "stats", "mesh:P=4,refine=6"], "refine=6"),
+    ("param-twice", EST + ["--machine", "ib-qdr", "--param", "k=2", "--param", "k=3"],
+     "--param k is given twice (k=2, k=3"),
+    ("run-allreduce-7-bytes", ["run", "--collective", "allreduce", "--sizes", "7"], "multiples of 8 bytes"),
+    ("estimate-plot-empty", EST + ["--machine", "ib-qdr", "--plot", ""], "--plot is empty"),
+    ("export-output-folder", ["export", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4",
+                              "-o", "{d}/x.goal/"], "names a folder"),
+    ("plan-wisdom-empty", PLAN + ["--wisdom", ""], "--wisdom is empty"),
 ]
 # Cases whose expected error line is not checked beyond the format (the output is valid: a table)
 VALID = {"estimate-schedule-no-algorithm-line", "estimate-schedule-no-prefix"}
@@ -280,6 +287,20 @@ def test_alltoallv_counts_are_validated(tmp_path):
         "protocol, e.g. a NumPy array)",
     ], r.stdout
     assert out[-1].startswith(f"error: wisdom file {tmp_path / 'w.json'}") and "offset 0" in out[-1], r.stdout
+
+
+def test_numpy_integers_are_integers_and_bools_are_not():
+    """ranks and root from NumPy (np.int64, np.int32) are integers to the API; True is not a rank count."""
+    import numpy as np
+    from collplan import CollplanError, schedule
+    from collplan.planner import resolve_problem
+    assert schedule("allgather/ring", ranks=np.int64(8)).ranks == 8
+    s = schedule("bcast/binomial", ranks=np.int32(8), root=np.int64(3))
+    assert (s.ranks, s.root) == (8, 3)
+    assert resolve_problem("gather", np.int64(4), root=np.int64(2)).root == 2
+    for bad in (True, 8.0, "8"):
+        with pytest.raises(CollplanError, match="number of ranks"):
+            schedule("allgather/ring", ranks=bad)
 
 
 @pytest.mark.parametrize("call,needle", [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from .. import _core, limits
@@ -13,6 +14,21 @@ from ..api import COLLECTIVE_NAMES as COLLECTIVES
 from ..api import MAX_RANKS, schedule
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
+
+
+def file_arg(option: str, stdout: bool = False):
+    """An argparse type for an output file: not empty, not a folder (a trailing '/' or an existing directory);
+    '-' is stdout where the option allows it."""
+    def path(text: str) -> str:
+        allowed = "a file path" + (", or - for stdout" if stdout else "")
+        if text == "-" and stdout:
+            return text
+        if not text:
+            raise argparse.ArgumentTypeError(f"{option} is empty (allowed: {allowed})")
+        if text.endswith("/") or os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"{option} '{text}' names a folder (allowed: {allowed})")
+        return text
+    return path
 
 
 def int_arg(option: str, lo: int, hi: int = INT64_MAX):
@@ -53,6 +69,8 @@ def params_of(pairs: list[str] | None) -> dict:
         if "=" not in p or p.startswith("="):
             raise CollplanError(f"--param '{p}' is not of the form NAME=VALUE")
         k, v = p.split("=", 1)
+        if k in out:
+            raise CollplanError(f"--param {k} is given twice ({k}={out[k]}, {k}={v}; allowed: each parameter once)")
         out[k] = v
     return out
 

@@ -9,7 +9,7 @@ from ..planner import candidates
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render, wrap
-from ._common import add_json_csv, add_problem, print_json_csv, problem_of, read_schedule
+from ._common import add_json_csv, add_problem, file_arg, print_json_csv, problem_of, read_schedule
 
 
 def register(sub) -> None:
@@ -29,7 +29,7 @@ def register(sub) -> None:
                    help="table and plot: every parameter set of every algorithm (default: each algorithm's best "
                    "per size); --json and --csv always hold every parameter set")
     add_json_csv(p, "every estimate (each algorithm and parameter set at each size)")
-    p.add_argument("--plot", metavar="FILE", help="time vs size, one line per algorithm: .png, .svg or .pdf")
+    p.add_argument("--plot", metavar="FILE", type=file_arg("--plot"), help="time vs size, one line per algorithm: .png, .svg or .pdf")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_estimate)
 

@@ -6,7 +6,7 @@ import sys
 from .. import _core
 from ..machines import resolve_machine
 from ..output import atomic_write
-from ._common import add_problem, schedule_from_args
+from ._common import add_problem, file_arg, schedule_from_args
 
 
 def register(sub) -> None:
@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--size", default="1KiB", help="collective message size for GOAL byte counts")
     p.add_argument("--machine", help="machine whose gamma/rho price reductions and copies in GOAL")
     p.add_argument("--model", help="model spec instead of a machine")
-    p.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    p.add_argument("-o", "--output", required=True, type=file_arg("-o", stdout=True), help="output file, or - for stdout")
     p.set_defaults(func=cmd_export)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import unstructured as u
-from ._common import add_json_csv, add_max_memory, print_json_csv
+from ._common import add_json_csv, add_max_memory, file_arg, print_json_csv
 
 
 def register(sub) -> None:
@@ -21,7 +21,7 @@ def register(sub) -> None:
                         epilog="example:\n  collplan matrix generate mesh:P=32,refine=2,seed=1 -o mesh32.mtx")
     g.add_argument("spec", metavar="SPEC", help="testset1:P=32,d=4,seed=1, testset2:P=32,d=4,seed=1,max_units=32, "
                    "or mesh:P=32,refine=2,seed=1")
-    g.add_argument("-o", "--output", required=True, help="output file (.csv, .mtx, .json) or - for stdout")
+    g.add_argument("-o", "--output", required=True, type=file_arg("-o", stdout=True), help="output file (.csv, .mtx, .json) or - for stdout")
     g.add_argument("--format", choices=["csv", "mtx", "json"], help="default: from the file name, else csv")
     add_max_memory(g)
     g.set_defaults(func=cmd_generate)

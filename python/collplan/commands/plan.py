@@ -15,7 +15,7 @@ from ..machines import machine_names
 from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
-from ._common import RANKS, add_max_memory, float_arg, int_arg
+from ._common import RANKS, add_max_memory, file_arg, float_arg, int_arg
 
 
 def register(sub) -> None:
@@ -42,13 +42,13 @@ def register(sub) -> None:
     m.add_argument("--reps", type=int_arg("--reps", 1, 100000), default=5, help="interleaved repetitions per candidate (the best is used)")
     m.add_argument("--target", default="2ms", help="length of one repetition (calls per repetition follow)")
     m.add_argument("--no-native", action="store_true", help="do not offer the MPI library's own collective")
-    p.add_argument("--wisdom", metavar="FILE", help="record the table in a wisdom file (entries of the same "
+    p.add_argument("--wisdom", metavar="FILE", type=file_arg("--wisdom"), help="record the table in a wisdom file (entries of the same "
                    "collective, ranks, topology and op are replaced)")
     add_max_memory(p)
     f = p.add_mutually_exclusive_group()
     f.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
     f.add_argument("--csv", action="store_true", help="print the threshold table as CSV (the ranges of --json)")
-    p.add_argument("--plot", metavar="FILE", help="each candidate's time relative to the best, per size "
+    p.add_argument("--plot", metavar="FILE", type=file_arg("--plot"), help="each candidate's time relative to the best, per size "
                    "(.png, .svg or .pdf)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_plan)

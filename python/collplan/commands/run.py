@@ -24,8 +24,8 @@ from .._core import CollplanError, format_bytes, format_time, parse_sizes
 from ..api import COLLECTIVE_NAMES as COLLECTIVES
 from ..measure import Case, backend_as_programs_run, require_memory, time_request
 from ..output import atomic_write
-from ..planner import REDUCTIONS, ROOTED, candidates, resolve_problem
-from ._common import int_arg, params_of
+from ..planner import REDUCTIONS, ROOTED, candidates, check_reduction_sizes, resolve_problem
+from ._common import file_arg, int_arg, params_of
 
 
 def register(sub) -> None:
@@ -47,7 +47,7 @@ def register(sub) -> None:
     p.add_argument("--mode", choices=["auto", "pack", "datatype"], default="auto",
                    help="how non-contiguous messages travel")
     p.add_argument("--check-only", action="store_true", help="check results, do not time")
-    p.add_argument("--json", nargs="?", const="-", metavar="FILE", help="write the rows as JSON (default: stdout)")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE", type=file_arg("--json", stdout=True), help="write the rows as JSON (default: stdout)")
     p.add_argument("--format", choices=["table", "osu"], default="table",
                    help="table: collplan vs native per algorithm and size; osu: the OSU micro-benchmarks' layout "
                    "(size, avg/min/max latency in us, iterations), one block per algorithm and one for native MPI")
@@ -128,6 +128,7 @@ def _print_osu(rows, args, library, P, file=sys.stdout):
 def cmd_run(args) -> int:
     params = params_of(args.param)
     sizes = [0] if args.collective == "barrier" else list(parse_sizes(args.sizes))  # checked before MPI starts
+    check_reduction_sizes(args.collective, sizes)
     MPI, _ = backend_as_programs_run()
     comm = MPI.COMM_WORLD
     P, me = comm.Get_size(), comm.Get_rank()

@@ -11,7 +11,7 @@ from ..sim import FIDELITIES, simulate
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render
-from ._common import UINT64_MAX, add_json_csv, add_problem, int_arg, print_json_csv, problem_of, read_schedule
+from ._common import UINT64_MAX, add_json_csv, add_problem, file_arg, int_arg, print_json_csv, problem_of, read_schedule
 
 
 def register(sub) -> None:
@@ -32,7 +32,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int_arg("--seed", 0, UINT64_MAX), default=0, help="seed (packet: arbitration=random)")
     add_json_csv(p, "one row per algorithm and size")
     p.add_argument("--links", action="store_true", help="with --json: per-link and per-rank arrays too")
-    p.add_argument("--plot", metavar="FILE", help="one size: per-direction link utilisation (2D torus heat maps); "
+    p.add_argument("--plot", metavar="FILE", type=file_arg("--plot"), help="one size: per-direction link utilisation (2D torus heat maps); "
                    "several: time vs size (.png, .svg or .pdf)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_simulate)
