@@ -1,6 +1,7 @@
 """The Python API over the C++ core: schedules, verification, estimates."""
 from __future__ import annotations
 
+import math
 import operator
 
 from dataclasses import asdict, dataclass
@@ -57,6 +58,8 @@ def integer(x) -> int | None:
 
 def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, str]:
     ranks = ranks if ranks is None or integer(ranks) is None else integer(ranks)
+    if topology is not None and not isinstance(topology, str):
+        raise CollplanError(f"topology {topology!r} is invalid (allowed: a spec such as ring:8 or torus:4x4)")
     if topology:
         t = _core.Topology.parse(topology)
         if ranks is not None:
@@ -69,6 +72,26 @@ def _ranks_and_topology(ranks: int | None, topology: str | None) -> tuple[int, s
     return ranks, f"full:{ranks}"
 
 
+def _units(rows, what: str) -> list[int]:
+    """The entries of a matrix (rows) or of counts (one row), flat: each an integer 0 .. 2^64 - 1."""
+    out = []
+    for i, row in enumerate(rows):
+        for j, x in enumerate(row):
+            v = integer(x)
+            if v is None or not 0 <= v < 1 << 64:
+                where = f" at ({i}, {j})" if what == "matrix" else f" at {j}"
+                raise CollplanError(f"{what} entry {x!r}{where} is invalid (allowed: integers 0..2^64-1)")
+            out.append(v)
+    return out
+
+
+def _schedule_of(sched, who: str) -> _core.Schedule:
+    if not isinstance(sched, _core.Schedule):
+        raise CollplanError(f"{who} needs a Schedule (collplan.schedule(...) or read_schedule), got "
+                            f"{type(sched).__name__}")
+    return sched
+
+
 def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
              matrix=None, collective: str | None = None, max_memory=None, counts=None, root: int = 0) -> _core.Schedule:
     """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). alltoallv takes
@@ -79,7 +102,7 @@ def schedule(algorithm: str, ranks: int | None = None, topology: str | None = No
     p, topo = _ranks_and_topology(ranks, topology)
     if matrix is not None and counts is not None:
         raise CollplanError("give a matrix (alltoallv) or counts (allgatherv, reduce_scatter), not both")
-    flat = [int(x) for row in matrix for x in row] if matrix is not None else [int(x) for x in counts or []]
+    flat = _units(matrix, "matrix") if matrix is not None else _units([counts or []], "counts")
     if integer(root) is None:
         raise CollplanError(f"root {root!r} is invalid (allowed: an integer 0..{p - 1})")
     return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
@@ -118,7 +141,7 @@ def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True, max
     """Symbolically verify a schedule; returns {'ok', 'reason', 'message', 'rank', 'op', 'rank_consistent',
     'consistency'}: rank_consistent (allreduce) says every rank computes the same expression, consistency names
     the first difference where it does not."""
-    return _core.verify(sched, op, check_races, _max_memory(max_memory))
+    return _core.verify(_schedule_of(sched, "verify"), op, check_races, _max_memory(max_memory))
 
 
 @dataclass
@@ -166,10 +189,15 @@ def estimate(sched: _core.Schedule, sizes, machine: str | Machine | None = None,
     """Analytic time of a schedule for each size (allgather: bytes per rank; alltoall: per destination;
     allreduce: the whole vector) with the lower bound next to it. `machine`: a Machine, or a bundled name or TOML
     file (machines.resolve_machine); or `model`, a model spec."""
+    _schedule_of(sched, "estimate")
     spec = resolve_machine(machine, model).model
     topo = topology or sched.topology or f"full:{sched.ranks}"
     sizes = [parse_size_any(x) for x in (sizes if isinstance(sizes, (list, tuple)) else _core.parse_sizes(sizes))]
     times = _core.estimate(sched, topo, spec, [float(n) for n in sizes], _max_memory(max_memory))
+    for n, t in zip(sizes, times):
+        if not math.isfinite(t):
+            raise CollplanError(f"model {spec}: the estimate at {n} bytes overflows ({t} s; allowed: finite times, "
+                                "so constants well below 1e308)")
     return [EstimateRow(sched.collective, sched.algorithm, sched.params, sched.ranks, topo, n, t,
                         _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n)))
             for n, t in zip(sizes, times)]

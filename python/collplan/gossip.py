@@ -7,6 +7,9 @@ estimate in the paper's units. The planner and `collplan tune` use `tune()`.
 """
 from __future__ import annotations
 
+import math
+import sys
+
 from . import _core
 from .api import schedule
 from .limits import max_memory as limit_of
@@ -18,7 +21,11 @@ UNIT_SECONDS = 6e-6        # 6000 flits at 1 ns
 def unit_model(r: float, ports: int = 2, duplex: bool = True) -> str:
     """Wormhole model in the paper's units: startup r units, one PU's data 1 unit, no hop time (the paper
     neglects distance)."""
-    return (f"wormhole:startup={r * UNIT_SECONDS * 1e6:.9g}us,flit=1B,flit_time=1ns,hop_time=0ns,ports={ports}"
+    startup_us = r * UNIT_SECONDS * 1e6
+    if not math.isfinite(startup_us):
+        raise _core.CollplanError(f"r={r:g} is too large: the startup of r units overflows (allowed: r up to "
+                                  f"{sys.float_info.max / (UNIT_SECONDS * 1e6):.3g})")
+    return (f"wormhole:startup={startup_us:.9g}us,flit=1B,flit_time=1ns,hop_time=0ns,ports={ports}"
             + ("" if duplex else ",duplex=0"))
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from . import _core
 from ._core import CollplanError
-from .api import COLLECTIVES, _ranks_and_topology, algorithms, describe, integer, resolve_name, schedule, unsupported_op
+from .api import (COLLECTIVES, _ranks_and_topology, algorithms, describe, integer, parse_size_any, resolve_name, schedule,
+                  unsupported_op)
 from .limits import max_memory as limit_of
 from .machines import Machine, resolve_machine
 from .progress import Progress
@@ -104,7 +105,9 @@ class Plan:
         s = sorted(self.samples[nat][j])
         return NOISE_FLOOR + (s[len(s) // 2] / s[0] - 1 if s[0] > 0 else 0.0)
 
-    def choice(self, size: int) -> Candidate:
+    def choice(self, size) -> Candidate:
+        """The winner at `size` (bytes, or a size such as "4KiB")."""
+        size = parse_size_any(size)
         for r in self.ranges:
             if size >= r.min_bytes and (r.max_bytes is None or size < r.max_bytes):
                 return r.winner
@@ -411,6 +414,14 @@ def _key(e: dict) -> tuple:
     return e["collective"], e.get("ranks"), e.get("topology", ""), e.get("op", "")
 
 
+def _no_duplicate_keys(pairs) -> dict:
+    keys = [k for k, _ in pairs]
+    for k in keys:
+        if keys.count(k) > 1:
+            raise ValueError(f"key {k!r} appears twice in one object (allowed: once)")
+    return dict(pairs)
+
+
 def merge_wisdom(path: str, p: Plan) -> str:
     """The text of wisdom file `path` with this plan's entries replacing those of the same collective, ranks,
     topology and operation (the file need not exist). Checked by the same parser the PMPI library uses."""
@@ -426,7 +437,10 @@ def merge_wisdom(path: str, p: Plan) -> str:
             _core.parse_wisdom(text)  # a clear error before anything is replaced
         except CollplanError as e:
             raise CollplanError(f"wisdom file {path}: {e}") from None
-        entries = json.loads(text)["entries"]
+        try:  # what the C++ reader takes but JSON does not keep: a key twice (which one wins?), raw control characters
+            entries = json.loads(text, object_pairs_hook=_no_duplicate_keys)["entries"]
+        except ValueError as e:
+            raise CollplanError(f"wisdom file {path}: {e}") from None
     new = wisdom_entries(p)
     keys = {_key(e) for e in new}
     entries = [e for e in entries if _key(e) not in keys] + new

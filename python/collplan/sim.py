@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from . import _core
 from ._core import CollplanError
-from .api import parse_size_any
+from .api import _schedule_of, parse_size_any
 from .limits import max_memory as limit_of
 from .machines import Machine, resolve_machine
 
@@ -128,6 +128,7 @@ def simulate(sched: _core.Schedule, machine: str | Machine | None = None, model:
 
     size: the collective's message size (int bytes or "64KiB"); network: "key=value,..." overriding the machine's
     [network] table; fidelity: loggp, flow or packet; max_memory: the limit (default a quarter of the RAM)."""
+    _schedule_of(sched, "simulate")
     if fidelity not in FIDELITIES:
         raise CollplanError(f"unknown fidelity '{fidelity}' (allowed: {', '.join(FIDELITIES)})")
     spec, net, topo = _resolve(machine, model, network, topology, sched)

@@ -37,6 +37,10 @@ FILES = {
     "nan.json": b"[[0, NaN], [1, 0]]", "inf.json": b"[[0, Infinity], [1, 0]]",
     "nan.mtx": b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n",
     "deep.json": b"[" * DEEP + b"]" * DEEP,
+    "frob.sched": RING3.replace("collective allgather", "collective frobnicate").encode(),
+    "wisdom-dup.json": b'{"format": "collplan-wisdom/1", "entries": [], "entries": []}',
+    "wisdom-nul.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", '
+                       b'"algorithm": "allreduce/ring", "note": "a\x00b"}]}',
     "deepobj.json": b'{"matrix": ' + b"[" * DEEP + b"]" * DEEP + b"}",
     "bin.toml": BINARY, "latin1.toml": b"name = \"caf\xe9\"\n[model]\nkind = \"hockney\"\n",
     "deep.toml": b"a = " + b"[" * DEEP + b"]" * DEEP + b"\n",
@@ -152,6 +156,12 @@ CASES = [  # (id, argv, fragment of the error line)
     ("export-output-folder", ["export", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4",
                               "-o", "{d}/x.goal/"], "names a folder"),
     ("plan-wisdom-empty", PLAN + ["--wisdom", ""], "--wisdom is empty"),
+    ("estimate-model-overflows", EST + ["--model", "hockney:alpha=1e308s,beta=1ns/B"], "overflows"),
+    ("tune-r-overflows", ["tune", "--algorithm", "circgos", "--topology", "ring:16", "--r", "1e308"],
+     "r=1e+308 is too large"),
+    ("verify-unknown-collective", ["verify", "--schedule", "{d}/frob.sched"], "reduce_scatter_block, reduce_scatter"),
+    ("plan-wisdom-key-twice", PLAN + ["--wisdom", "{d}/wisdom-dup.json"], "'entries' appears twice"),
+    ("plan-wisdom-raw-nul", PLAN + ["--wisdom", "{d}/wisdom-nul.json"], "control character"),
 ]
 # Cases whose expected error line is not checked beyond the format (the output is valid: a table)
 VALID = {"estimate-schedule-no-algorithm-line", "estimate-schedule-no-prefix"}
@@ -301,6 +311,29 @@ def test_numpy_integers_are_integers_and_bools_are_not():
     for bad in (True, 8.0, "8"):
         with pytest.raises(CollplanError, match="number of ranks"):
             schedule("allgather/ring", ranks=bad)
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda c: c.schedule("allgather/ring", topology=8), "topology 8 is invalid"),
+    (lambda c: c.verify(None), "verify needs a Schedule"),
+    (lambda c: c.estimate(None, [8], machine="ib-qdr"), "estimate needs a Schedule"),
+    (lambda c: c.sim.simulate(None, machine="ib-qdr"), "simulate needs a Schedule"),
+    (lambda c: c.schedule("alltoallv/async", ranks=2, matrix=[[0, -1], [1, 0]]), "matrix entry -1 at (0, 1)"),
+    (lambda c: c.schedule("allgatherv/ring", ranks=2, counts=[1, 4.5]), "counts entry 4.5 at 1"),
+], ids=["topology-int", "verify-None", "estimate-None", "simulate-None", "matrix-negative", "counts-fraction"])
+def test_the_api_names_the_bad_argument(call, needle):
+    """A wrong argument to the Python API is a CollplanError naming it, never nanobind's signature dump."""
+    import collplan.sim as _  # noqa: F401 (collplan.sim for the simulate case)
+    from collplan import CollplanError
+    with pytest.raises(CollplanError) as e:
+        call(sys.modules["collplan"])  # (this file's collplan() runs the CLI)
+    assert needle in str(e.value)
+
+
+def test_a_plan_answers_for_a_size_string():
+    from collplan.planner import plan
+    p = plan("allreduce", ranks=4, machine="ib-qdr", sizes="8B..64KiB", progress=False)
+    assert p.choice("4KiB") == p.choice(4096)
 
 
 @pytest.mark.parametrize("call,needle", [

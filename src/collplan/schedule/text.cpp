@@ -532,7 +532,9 @@ Collective parse_collective_word(Line& ln) {
     try {
         c = parse_collective(std::string(ln.peek_word()));
     } catch (const Error&) {
-        ln.fail("a collective (allgather, alltoall, alltoallv, allreduce, barrier)");
+        std::string names;
+        for (Collective k : kCollectives) names += (names.empty() ? "" : ", ") + std::string(describe(k).name);
+        ln.fail("a collective (" + names + ")");
     }
     ln.word();
     return c;
