@@ -237,6 +237,25 @@ def test_pmpi_with_an_endless_wisdom_file_warns_once_per_job(abi):
     assert len(warnings) == 1, r.stderr  # rank 0 of MPI_COMM_WORLD only
 
 
+@pytest.mark.parametrize("abi", ABIS)
+def test_pmpi_settings_it_does_not_understand_are_said_once(abi):
+    """COLLPLAN_VERBOSE=abc was on; COLLPLAN_NONCONTIG=foo was silently automatic; a parameter given twice in
+    COLLPLAN_<COLLECTIVE> silently took the last. Now: one warning line per job, the flag off, and the collective
+    with a doubled parameter runs natively with the reason (COLLPLAN_STATS)."""
+    env = {"COLLPLAN_VERBOSE": "abc", "COLLPLAN_NONCONTIG": "foo", "COLLPLAN_STATS": "yes",
+           "COLLPLAN_ALLREDUCE": "recexch:k=2,k=3"}
+    r = mpirun(abi, 2, ["env", f"LD_PRELOAD={cmpi.pmpi_library(abi)}", sys.executable,
+                        str(ROOT / "tests" / "mpi" / "pmpi_mpi4py.py")], env)
+    assert r.returncode == 0 and "pmpi_mpi4py: all checks passed" in r.stdout, r.stdout + r.stderr
+    warnings = re.findall(r"^collplan: warning: .*$", r.stderr, re.M)
+    assert warnings == ["collplan: warning: COLLPLAN_VERBOSE=abc is not a flag (allowed: 1, yes, true, on; 0, no, "
+                        "false, off), taken as off; COLLPLAN_NONCONTIG=foo is not a mode (allowed: pack, datatype, "
+                        "auto), taken as auto"], r.stderr
+    assert not re.search(r"^collplan: MPI_", r.stderr, re.M), r.stderr  # verbose is off
+    assert re.search(r"^collplan-stats: native \d+ MPI_Allreduce(_c)?: .*parameter k is given twice", r.stderr, re.M), \
+        r.stderr  # COLLPLAN_STATS=yes is on
+
+
 def test_pmpi_command_prints_the_libraries():
     r = subprocess.run([sys.executable, "-m", "collplan", "pmpi"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -76,17 +76,27 @@ constexpr Args args_of(Collective c) {
     return Args::barrier;
 }
 
-bool env_flag(const char* name) {
+// A flag variable: unset, empty, 0, no, false or off is off; 1, yes, true or on is on; anything else is off and a
+// warning (said once, by rank 0 of MPI_COMM_WORLD: after_init).
+bool env_flag(const char* name, std::string& warnings) {
     const char* v = std::getenv(name);
-    return v && *v && std::strcmp(v, "0") != 0;
+    if (!v || !*v) return false;
+    for (const char* on : {"1", "yes", "true", "on"})
+        if (std::strcmp(v, on) == 0) return true;
+    for (const char* off : {"0", "no", "false", "off"})
+        if (std::strcmp(v, off) == 0) return false;
+    warnings += std::string(warnings.empty() ? "" : "; ") + name + "=" + v + " is not a flag (allowed: 1, yes, true, on; "
+                "0, no, false, off), taken as off";
+    return false;
 }
 
 // The environment, read once: env[at(c)] is COLLPLAN_<NAME> (describe(c).name upper-cased). active[at(c)]: calls of
 // c go through the decision cache (else straight to PMPI_).
 struct Config {
-    bool verbose = env_flag("COLLPLAN_VERBOSE");
-    bool strict = env_flag("COLLPLAN_STRICT");
-    bool stats = env_flag("COLLPLAN_STATS");
+    std::string env_warnings;  // flags and modes not understood (said once by after_init)
+    bool verbose = env_flag("COLLPLAN_VERBOSE", env_warnings);
+    bool strict = env_flag("COLLPLAN_STRICT", env_warnings);
+    bool stats = env_flag("COLLPLAN_STATS", env_warnings);
     Noncontig mode = Noncontig::automatic;
     std::string env[kNumColl];
     Wisdom wisdom;
@@ -97,7 +107,10 @@ struct Config {
     Config() {
         const char* nc = std::getenv("COLLPLAN_NONCONTIG");
         if (nc && std::strcmp(nc, "pack") == 0) mode = Noncontig::pack;
-        if (nc && std::strcmp(nc, "datatype") == 0) mode = Noncontig::datatype;
+        else if (nc && std::strcmp(nc, "datatype") == 0) mode = Noncontig::datatype;
+        else if (nc && *nc && std::strcmp(nc, "auto") != 0)
+            env_warnings += std::string(env_warnings.empty() ? "" : "; ") + "COLLPLAN_NONCONTIG=" + nc +
+                            " is not a mode (allowed: pack, datatype, auto), taken as auto";
         if (const char* w = std::getenv("COLLPLAN_WISDOM"); w && *w) {
             try {
                 wisdom = load_wisdom(w);
@@ -1160,6 +1173,8 @@ void after_init(int provided) {
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
     for (size_t i = 0; i < kNumColl; ++i) g_active[i] = config().active[i] || config().verbose;
     for (bool a : g_active) g_forget = g_forget || a;
+    if (!config().env_warnings.empty() && rank == 0)
+        std::fprintf(stderr, "collplan: warning: %s\n", config().env_warnings.c_str());
     if (!config().wisdom_error.empty() && rank == 0)
         std::fprintf(stderr, "collplan: warning: %s; the MPI library's collectives run instead\n",
                      config().wisdom_error.c_str());

@@ -265,6 +265,8 @@ std::pair<std::string, std::map<std::string, std::string>> parse_algorithm_spec(
         const size_t eq = piece.find('=');
         if (eq != std::string::npos && eq > 0) {
             last = piece.substr(0, eq);
+            if (out.second.count(last))
+                throw Error("algorithm spec '" + spec + "': parameter " + last + " is given twice (allowed: once)");
             out.second[last] = piece.substr(eq + 1);
         } else if (!last.empty()) {
             out.second[last] += "," + piece;  // a list value or a topology like fattree:4,2
