@@ -228,6 +228,11 @@ void bind_core(nb::module_& m) {
             d["in_place"] = i.in_place == InPlace::none ? "none" : i.in_place == InPlace::send_everywhere ? "send"
                             : i.in_place == InPlace::send_at_root ? "send_at_root" : "recv_at_root";
             d["size"] = std::string(i.size);
+            // The blocks of in and out at P = 2 with one block per unit, the larger over the two ranks (a rooted
+            // collective's at the rank that has the buffer): 0 none, 1 one block, 2 one per rank.
+            const CollShape two{2, 0, 1};
+            d["blocks_at_2"] = nb::make_tuple(std::max(buffer_blocks(c, two, 0, Buf::in), buffer_blocks(c, two, 1, Buf::in)),
+                                              std::max(buffer_blocks(c, two, 0, Buf::out), buffer_blocks(c, two, 1, Buf::out)));
             out.append(d);
         }
         return out;

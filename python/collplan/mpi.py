@@ -61,8 +61,7 @@ from pathlib import Path
 from . import _core
 from ._core import CollplanError
 
-# The algorithm run without algorithm=, per collective: the registry's mpi_default (algorithms/registry.hpp), which
-# is also the schedule that collplan.mpi reads a collective's buffer layout from (_layout).
+# The algorithm run without algorithm=, per collective: the registry's mpi_default (algorithms/registry.hpp).
 DEFAULT_ALGORITHMS = {a["collective"]: a["name"] for a in _core.algorithms() if a["mpi_default"]}
 _SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
@@ -465,8 +464,8 @@ def _auto(comm, collective: str, nbytes: int, params: dict, wisdom: str | None, 
 # Every collective of _core.collectives() (schedule/collective.hpp's descriptors) gets its three entry points from one
 # table keyed by its shape: the descriptor's counts kind and reduction flag choose the shape; rooted adds `root`,
 # in_place says which buffer MPI_IN_PLACE (None) stands for and which one is significant at the root only. How many
-# blocks each buffer holds (one, or one per rank) is collective.hpp's layout, read from a schedule of the default
-# algorithm (_layout). A new collective of an existing shape needs nothing here (its default: the registry's mpi_default).
+# blocks each buffer holds (one, or one per rank) is collective.hpp's layout (the descriptor's blocks_at_2). A new
+# collective of an existing shape needs nothing here (its default: the registry's mpi_default).
 class _Spec:
     """One collective's entry points: its descriptor, shape and parameters (the arguments between comm and
     algorithm, then the keyword-only ones before mode)."""
@@ -502,22 +501,9 @@ def _shape(info: dict) -> str:
     return "barrier" if info["in_place"] == "none" and not info["rooted"] else "bytes"
 
 
-def _layout(spec: _Spec) -> tuple[int, int]:
-    """The blocks of sendbuf and of recvbuf at P = 2 as collective.hpp lays them out: 0 none (bcast's one buffer is
-    recvbuf), 1 one block, 2 one per rank (a rooted collective's at the rank that has the buffer). Read once from
-    the default algorithm's schedule (Schedule.blocks: the largest over ranks, in units of its size_blocks)."""
-    if spec.name not in _layouts:
-        s = _core.make_schedule(_algorithm(spec.name, None), 2)
-        _layouts[spec.name] = tuple(s.blocks(b) // s.size_blocks for b in ("in", "out"))
-    return _layouts[spec.name]
-
-
-_layouts: dict = {}
-
-
 def _per_rank(spec: _Spec, side: int) -> bool:
     """Whether sendbuf (side 0) or recvbuf (1) holds one block per rank."""
-    return _layout(spec)[side] == 2
+    return spec.info["blocks_at_2"][side] == 2  # collective.hpp's layout (buffer_blocks) at P = 2
 
 
 def _bytes_request(spec: _Spec, comm, a, algorithm, mode, wisdom, params, blocking) -> Request:
