@@ -1,6 +1,7 @@
 // See timing.hpp.
 #include "collplan/measure/timing.hpp"
 
+#include <climits>
 #include <string>
 
 #include "collplan/runtime/mpi/check.hpp"
@@ -32,13 +33,14 @@ std::vector<double> time_calls(MPI_Comm comm, const std::function<void()>& fn, i
 
 namespace {
 
-// P int counts (allgatherv, reduce_scatter), each within MPI's limit.
-std::vector<int> ints(const std::vector<uint64_t>& v, size_t P, const char* what) {
+// P int counts (allgatherv, reduce_scatter), each within MPI's limit; `what` names them in an error ("MPI_Allgatherv
+// counts"), built only then (this runs inside the timed loop).
+std::vector<int> ints(const std::vector<uint64_t>& v, size_t P, const char* fn, const char* what) {
     if (v.size() != P)
-        throw Error(std::string("timing: ") + what + " has " + std::to_string(v.size()) + " entries (allowed: one per rank, " +
-                    std::to_string(P) + ")");
+        throw Error(std::string("timing: ") + fn + " " + what + " has " + std::to_string(v.size()) +
+                    " entries (allowed: one per rank, " + std::to_string(P) + ")");
     std::vector<int> out;
-    for (uint64_t x : v) out.push_back(as_int(x, what));
+    for (uint64_t x : v) out.push_back(x <= INT_MAX ? static_cast<int>(x) : as_int(x, (std::string(fn) + " " + what).c_str()));
     return out;
 }
 
@@ -79,15 +81,14 @@ struct Native {
     }
     // reduce_scatter: P counts of elements
     void operator()(int (*fn)(const void*, void*, const int[], MPI_Datatype, MPI_Op, MPI_Comm)) const {
-        const std::vector<int> counts = ints(s.counts, static_cast<size_t>(size()), (std::string(name) + " counts").c_str());
+        const std::vector<int> counts = ints(s.counts, static_cast<size_t>(size()), name, "counts");
         check(fn(send, recv, counts.data(), s.type, s.op, comm), name);
     }
     // allgatherv: P counts and displacements in bytes
     void operator()(int (*fn)(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype,
                               MPI_Comm)) const {
         const size_t P = static_cast<size_t>(size());
-        const std::vector<int> counts = ints(s.counts, P, (std::string(name) + " counts").c_str());
-        const std::vector<int> displs = ints(s.displs, P, (std::string(name) + " displacements").c_str());
+        const std::vector<int> counts = ints(s.counts, P, name, "counts"), displs = ints(s.displs, P, name, "displacements");
         int me = 0;
         MPI_Comm_rank(comm, &me);
         check(fn(send, counts[static_cast<size_t>(me)], MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, comm),
