@@ -1,6 +1,7 @@
 # The conformance suite (tests/conformance, README.md there): plain C MPI programs, one per collective, run by
 # run_conformance.py under every algorithm variant of their collective with libcollplan_pmpi.so preloaded.
-# Included from cmake/mpi_runtime.cmake inside its per-MPI loop (variables abi, home, mpi_link), with tests on:
+# Included from cmake/mpi_runtime.cmake inside its per-MPI loop (variables abi, mpi_family, mpi_includes, mpi_link,
+# mpiexec, mpi_site), with tests on:
 #   conformance_list_algorithms       lists the COLLPLAN_<COLLECTIVE> specs (built once)
 #   conformance_<program>_<abi>       the programs, built against that MPI's mpi.h as pmpi_prog is
 #   ctest conformance_<abi>_<program> one test per (MPI, program), label "conformance", RUN_SERIAL
@@ -31,6 +32,10 @@ set(conformance_ranks_stress 2-4,8)
 # --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
 # -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
 set(conformance_args --jobs 3 --timeout 30 --max-timeouts 3 --budget 720)
+# An installed MPI built from its wrapper (mpi_site) runs four programs at one P: the wheels' installations run
+# them all; this one shows that the same library works against another build and version of the MPI.
+set(COLLPLAN_SITE_CONFORMANCE_PROGRAMS allreduce alltoallv bcast nonblocking)
+set(conformance_site_ranks 3)
 set(COLLPLAN_CONFORMANCE_EXTRA_ARGS "" CACHE STRING "more arguments of run_conformance.py in the ctest tests (a ;-list)")
 set(COLLPLAN_CONFORMANCE_TEST_TIMEOUT 600 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
 
@@ -48,27 +53,33 @@ if(NOT TARGET conformance_list_algorithms)
   set_tests_properties(conformance_runner_selftest PROPERTIES LABELS conformance TIMEOUT 60)
 endif()
 
-foreach(prog IN LISTS COLLPLAN_CONFORMANCE_PROGRAMS)
+set(conformance_programs ${COLLPLAN_CONFORMANCE_PROGRAMS})
+if(mpi_site)
+  set(conformance_programs ${COLLPLAN_SITE_CONFORMANCE_PROGRAMS})
+endif()
+foreach(prog IN LISTS conformance_programs)
   set(prog_ranks "")
-  if(prog IN_LIST COLLPLAN_CONFORMANCE_RANK_SUBSET)
+  if(mpi_site)
+    set(prog_ranks --ranks ${conformance_site_ranks})
+  elseif(prog IN_LIST COLLPLAN_CONFORMANCE_RANK_SUBSET)
     set(prog_ranks --ranks ${conformance_rank_subset})
   elseif(DEFINED conformance_ranks_${prog})
     set(prog_ranks --ranks ${conformance_ranks_${prog}})
   endif()
   add_executable(conformance_${prog}_${abi} tests/conformance/${prog}.c)
-  set_target_properties(conformance_${prog}_${abi} PROPERTIES BUILD_RPATH "${home}/lib" C_STANDARD 11
+  set_target_properties(conformance_${prog}_${abi} PROPERTIES BUILD_RPATH "${mpi_libdirs}" C_STANDARD 11
                         OUTPUT_NAME conformance_${prog} RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/conformance/${abi})
-  target_include_directories(conformance_${prog}_${abi} PRIVATE ${home}/include)
+  target_include_directories(conformance_${prog}_${abi} PRIVATE ${mpi_includes})
   target_compile_options(conformance_${prog}_${abi} PRIVATE -Wall -Wextra)
   target_link_libraries(conformance_${prog}_${abi} PRIVATE ${mpi_link} m)
   add_test(NAME conformance_${abi}_${prog}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/conformance/run_conformance.py
-                   --mpirun ${home}/bin/mpirun --abi ${abi} --lib $<TARGET_FILE:collplan_pmpi_${abi}>
+                   --mpirun ${mpiexec} --abi ${mpi_family} --lib $<TARGET_FILE:collplan_pmpi_${abi}>
                    --lister $<TARGET_FILE:conformance_list_algorithms>
                    --program $<TARGET_FILE:conformance_${prog}_${abi}>
                    --report ${CMAKE_BINARY_DIR}/conformance/${abi}_${prog}.md
                    --budget-file ${conformance_budget_file} ${conformance_args} ${prog_ranks}
                    ${COLLPLAN_CONFORMANCE_EXTRA_ARGS})
-  set_tests_properties(conformance_${abi}_${prog} PROPERTIES RUN_SERIAL TRUE LABELS conformance SKIP_RETURN_CODE 77
+  set_tests_properties(conformance_${abi}_${prog} PROPERTIES RUN_SERIAL TRUE ENVIRONMENT "${mpi_env}" LABELS conformance SKIP_RETURN_CODE 77
                        FIXTURES_REQUIRED conformance TIMEOUT ${COLLPLAN_CONFORMANCE_TEST_TIMEOUT})
 endforeach()

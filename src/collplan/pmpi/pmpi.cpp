@@ -1267,7 +1267,7 @@ int MPI_Finalize() {
 }
 
 // The interceptors, generated from collectives.def: per row MPI_<Spelling>, MPI_I<id>, MPI_<Spelling>_init (where
-// the library has MPI-4 persistent collectives) and, where MPI_VERSION >= 4, their large-count versions (_c; MPI
+// the library has MPI-4 persistent collectives) and, where the library has them, their large-count versions (_c; MPI
 // has no MPI_Barrier_c). Each first tests whether anything is to be done for its collective; if not it calls PMPI_
 // at once (one branch). Else the template of its argument shape runs the call
 // (COLLPLAN_RUN_<args>), with `native` -- the library's own call, for every fallback -- and `k`, where a request goes.
@@ -1350,13 +1350,13 @@ int MPI_Finalize() {
 #include "collplan/runtime/mpi/collectives.def"
 #undef X
 
-#if COLLPLAN_PERSISTENT_COLLECTIVES  // decided at _init as the blocking twin would be; MPI_Start runs the schedule
+#if COLLPLAN_HAVE_PERSISTENT  // decided at _init as the blocking twin would be; MPI_Start runs the schedule
 #define X(id, Spelling, args) COLLPLAN_PERSISTENT(id, Spelling, args, int, int, )
 #include "collplan/runtime/mpi/collectives.def"
 #undef X
 #endif
 
-#if MPI_VERSION >= 4  // large-count versions (MPICH 4+; Open MPI 5.0 has none)
+#if COLLPLAN_HAVE_LARGE_COUNT  // large-count versions (MPICH 4+; Open MPI 5.0 has none)
 #define COLLPLAN_LARGE_COUNT(id, Spelling, args)                       \
     COLLPLAN_BLOCKING(id, Spelling, args, MPI_Count, MPI_Aint, _c)     \
     COLLPLAN_NONBLOCKING(id, Spelling, args, MPI_Count, MPI_Aint, _c)  \

@@ -70,12 +70,13 @@ void capture_statuses() {
     g_done[1] = g_done[0];
     constexpr int kUnset = -77777;
     g_inactive.MPI_ERROR = kUnset;
-    r = MPI_REQUEST_NULL;
-    PMPI_Wait(&r, &g_inactive);  // MPI_REQUEST_NULL: the empty status
-#if COLLPLAN_PERSISTENT_COLLECTIVES
+    // The empty status, of an inactive persistent request: a receive's (MPICH 4.0's MPI_Wait on an inactive
+    // persistent collective request never returns).
+    PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, 0, MPI_COMM_SELF, &r);
+    PMPI_Wait(&r, &g_inactive);
+    PMPI_Request_free(&r);
+#if COLLPLAN_HAVE_PERSISTENT
     PMPI_Barrier_init(MPI_COMM_SELF, MPI_INFO_NULL, &r);
-    g_inactive.MPI_ERROR = kUnset;
-    PMPI_Wait(&r, &g_inactive);  // inactive
     PMPI_Start(&r);
     PMPI_Wait(&r, &g_done[1]);
     PMPI_Request_free(&r);
@@ -117,6 +118,28 @@ bool decode(R r, uint32_t& i) {
         return (v & ~(kMaxRequests - 1)) == 0x1c000000u;
     }
 }
+
+}  // namespace
+
+// Fortran handles of collplan's requests in an MPI whose C handles are pointers: [INT_MIN, INT_MIN + kMaxRequests).
+constexpr int64_t kFortranBase = INT32_MIN;
+
+MPI_Fint request_c2f(MPI_Request r) {
+    uint32_t i = 0;
+    if constexpr (std::is_pointer_v<MPI_Request>) {
+        if (decode(r, i)) return static_cast<MPI_Fint>(kFortranBase + i);
+    }
+    return PMPI_Request_c2f(r);
+}
+
+MPI_Request request_f2c(MPI_Fint f) {
+    if constexpr (std::is_pointer_v<MPI_Request>) {
+        if (f < kFortranBase + kMaxRequests) return encode(static_cast<uint32_t>(int64_t{f} - kFortranBase));
+    }
+    return PMPI_Request_f2c(f);
+}
+
+namespace {
 
 // The live collplan request r names, or null (the MPI library's requests, MPI_REQUEST_NULL).
 CollRequest* ours(MPI_Request r) {
@@ -753,7 +776,7 @@ int peek(CollRequest* c, int* flag, MPI_Status* st) {
     return peek(c, flag, st);
 }
 
-#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#if COLLPLAN_HAVE_MPI_4_1
 // MPI 4.1's MPI_Request_get_status_any/all/some: as MPI_Testany/all/some, but nothing is returned or freed.
 [[gnu::noinline]] int get_status_any_slow(int n, const MPI_Request* reqs, int* index, int* flag, MPI_Status* st) {
     if (t_inside || foreign(n, reqs)) return PMPI_Request_get_status_any(n, reqs, index, flag, st);
@@ -966,7 +989,7 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
     return MPI_SUCCESS;
 }
 
-#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#if COLLPLAN_HAVE_MPI_4_1
 int MPI_Request_get_status_any(int n, const MPI_Request reqs[], int* index, int* flag, MPI_Status* st) {
     if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_get_status_any(n, reqs, index, flag, st);
     return get_status_any_slow(n, reqs, index, flag, st);
@@ -983,20 +1006,11 @@ int MPI_Request_get_status_some(int n, const MPI_Request reqs[], int* outcount, 
 }
 #endif
 
-#ifndef MPI_Request_c2f  // (MPICH: a macro, the handle itself)
-// A collplan request has no Fortran handle: the communicator's error handler (fatal by default) rather than the
-// MPI library reading collplan's handle as its own.
-MPI_Fint MPI_Request_c2f(MPI_Request r) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_c2f(r);
-    {
-        MaybeLock lock(g_locking);
-        if (CollRequest* c = ours(r)) {
-            request_error(*c, MPI_ERR_REQUEST, "MPI_Request_c2f: a collplan collective request has no Fortran handle");
-            return -1;
-        }
-    }
-    return PMPI_Request_c2f(r);
-}
+#ifndef MPI_Request_c2f  // (MPICH: macros, the handle itself)
+// A collplan request's Fortran handle (request_c2f), which the Fortran entry points (fortran.cpp) and
+// MPI_Request_f2c take back: a program may hand its requests between C and Fortran.
+MPI_Fint MPI_Request_c2f(MPI_Request r) { return request_c2f(r); }
+MPI_Request MPI_Request_f2c(MPI_Fint f) { return request_f2c(f); }
 #endif
 
 // Blocking point-to-point calls: the MPI library's own unless a collplan schedule runs (one load and a branch).
@@ -1029,7 +1043,7 @@ MPI_Fint MPI_Request_c2f(MPI_Request r) {
         return blocking([&](MPI_Request* r) { return PMPI_Imrecv##C(buf, n, t, m, r); }, st);                          \
     }
 COLLPLAN_BLOCKING_P2P(int, )
-#if MPI_VERSION >= 4  // the large-count versions (MPICH; Open MPI 5.0 declares none)
+#if COLLPLAN_HAVE_LARGE_COUNT  // the large-count versions (MPICH; Open MPI 5.0 declares none)
 COLLPLAN_BLOCKING_P2P(MPI_Count, _c)
 #endif
 #undef COLLPLAN_BLOCKING_P2P

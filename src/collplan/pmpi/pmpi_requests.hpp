@@ -22,13 +22,8 @@
 #include <vector>
 
 #include "collplan/runtime/mpi/collectives.hpp"
+#include "collplan/runtime/mpi/features.hpp"
 
-// MPI-4 persistent collectives: MPICH 4+ (MPI_VERSION 4+), Open MPI 5 (which says MPI_VERSION 3 but has them).
-#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
-#define COLLPLAN_PERSISTENT_COLLECTIVES 1
-#else
-#define COLLPLAN_PERSISTENT_COLLECTIVES 0
-#endif
 
 namespace collplan::mpi::pmpi {
 
@@ -117,6 +112,13 @@ void fail(CollRequest& c, int error);
 void discard(CollRequest* c);
 // c's slot back to its pool, and c's decision let go (the record is about to serve another decision).
 void release_slot(CollRequest& c);
+
+// The Fortran handle of a request and back (MPI_Request_c2f/f2c, the Fortran entry points of fortran.cpp). Where
+// MPI's handles are ints (MPICH) the handle is its own Fortran handle; where they are pointers (Open MPI, whose
+// Fortran handles are indexes >= 0 into a table) collplan's request i is INT_MIN + i. Everything else is the MPI
+// library's.
+MPI_Fint request_c2f(MPI_Request r);
+MPI_Request request_f2c(MPI_Fint f);
 
 // COLLPLAN_PROGRESS=thread: a thread advances the schedules (MPI_THREAD_MULTIPLE only; else a warning, once).
 void progress_init(int provided, int world_rank);

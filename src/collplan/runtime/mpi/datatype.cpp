@@ -1,6 +1,7 @@
 // Datatypes and operations for the runtime. See datatype.hpp.
 #include "collplan/runtime/mpi/datatype.hpp"
 #include "collplan/runtime/mpi/check.hpp"
+#include "collplan/runtime/mpi/features.hpp"
 
 namespace collplan::mpi {
 
@@ -14,7 +15,7 @@ TypeInfo type_info(MPI_Datatype t) {
     i.size = size, i.lb = lb, i.extent = ext, i.true_lb = tlb, i.true_extent = text;
     i.contiguous = size > 0 && lb == 0 && tlb == 0 && ext == size && text == size;
     int combiner = 0;
-#if MPI_VERSION >= 4  // MPICH refuses the int version for types made by the large-count constructors (mpi4py's)
+#if COLLPLAN_HAVE_LARGE_COUNT  // MPICH refuses the int version for types made by the large-count constructors (mpi4py's)
     MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
     check(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner), "MPI_Type_get_envelope_c");
 #else
