@@ -233,16 +233,22 @@ foreach(entry IN LISTS mpi_installations)
       endforeach()
     endforeach()
     # pmpi_fortran: the Fortran programs of tests/mpi/fortran (mpif.h, use mpi, use mpi_f08), built with the MPI's own
-    # mpifort, under the choices of pmpi_nonblocking; COLLPLAN_STATS must show that collplan ran the blocking and
-    # the non-blocking collectives they call.
+    # mpifort, under the choices of pmpi_nonblocking; COLLPLAN_STATS must show that collplan ran every blocking and
+    # non-blocking collective they call.
     file(GLOB fortran_programs CONFIGURE_DEPENDS tests/mpi/fortran/pmpi_*.f90 tests/mpi/fortran/pmpi_*.F90)
     if(mpi_mpifort AND fortran_programs AND NOT mpi_fortran MATCHES "^NOT")
       set(fortran_flags "")
       if(have_persistent_${abi})
         list(APPEND fortran_flags -DHAVE_PERSISTENT)
       endif()
-      set(fortran_ran "")
-      foreach(fn Allgather Alltoall Allreduce Bcast Iallreduce Ialltoall)
+      set(fortran_ran "")  # every collective, blocking and non-blocking (and MPI_Allreduce_init), in the stats' order
+      set(fortran_calls Allgather Alltoall Alltoallv Allreduce Barrier Bcast Reduce Reduce_scatter_block Reduce_scatter
+          Allgatherv Gather Scatter Iallgather Ialltoall Ialltoallv Iallreduce Ibarrier Ibcast Ireduce
+          Ireduce_scatter_block Ireduce_scatter Iallgatherv Igather Iscatter)
+      if(have_persistent_${abi})
+        list(APPEND fortran_calls Allreduce_init)
+      endif()
+      foreach(fn IN LISTS fortran_calls)
         string(APPEND fortran_ran ".*collplan-stats: MPI_${fn} collplan=[1-9]")
       endforeach()
       foreach(src IN LISTS fortran_programs)

@@ -175,8 +175,9 @@ function(collplan_mpi_installation name target)
     "int main(void) { MPI_Request r = MPI_REQUEST_NULL; int i, f; return MPI_Request_get_status_any(1, &r, &i, &f, MPI_STATUS_IGNORE); }")
 
   # Fortran. Open MPI's Fortran bindings call the C PMPI_ functions, which LD_PRELOAD cannot reach: the library
-  # brings its own Fortran entry points (pmpi/fortran.cpp). MPICH's call MPI_ or PMPI_, decided when it was built:
-  # the MPI_ ones reach the C entry points; the others are said here.
+  # brings its own Fortran entry points (pmpi/fortran.cpp). MPICH's mpif.h and `use mpi` call MPI_ or PMPI_, decided
+  # when it was built: MPI_ reaches the C entry points, PMPI_ is said here; its mpi_f08 routines without buffers
+  # call PMPI_, and pmpi/fortran.cpp has entry points for them.
   set(mpifort "")
   if(mpicc)
     get_filename_component(dir ${mpicc} DIRECTORY)
@@ -193,7 +194,7 @@ function(collplan_mpi_installation name target)
     set(fortran_entry 1)
     set(fortran "mpif.h, use mpi, use mpi_f08: collplan's Fortran entry points")
   else()
-    set(fortran_entry 0)
+    set(fortran_entry 1)  # MPICH's mpi_f08 routines without buffers call PMPI_
     set(fortran "none found (no mpifort beside mpicc)")
     if(mpifort)
       execute_process(COMMAND ${mpifort} -show OUTPUT_VARIABLE fshow ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -213,7 +214,8 @@ function(collplan_mpi_installation name target)
       if(fortran_library AND nm_tool)
         execute_process(COMMAND ${nm_tool} -D --undefined-only ${fortran_library} OUTPUT_VARIABLE undefined ERROR_QUIET)
         if(undefined MATCHES "U MPI_Allreduce\n")
-          set(fortran "mpif.h, use mpi, use mpi_f08: ${fortran_library} calls the C MPI_ entry points")
+          string(CONCAT fortran "mpif.h, use mpi: ${fortran_library} calls the C MPI_ entry points; use mpi_f08: "
+                 "those and collplan's entry points for the routines it sends to PMPI_")
         else()
           set(fortran "NOT intercepted: ${fortran_library} calls PMPI_ directly")
           message(WARNING "collplan: ${name}: this MPI's Fortran bindings call the C PMPI_ functions, so collplan "
