@@ -32,10 +32,11 @@ set(conformance_ranks_stress 2-4,8)
 # --budget (seconds) is shared by all conformance tests of one ctest run; later arguments win, so
 # -DCOLLPLAN_CONFORMANCE_EXTRA_ARGS="--budget;900;--jobs;2" overrides.
 set(conformance_args --jobs 3 --timeout 30 --max-timeouts 3 --budget 720)
-# An installed MPI built from its wrapper (mpi_site) runs four programs at one P: the wheels' installations run
-# them all; this one shows that the same library works against another build and version of the MPI.
+# An installed MPI built from its wrapper (mpi_site) runs four programs at P = 2, two runs at a time: the wheels'
+# installations run them all; this shows that the same library works against another build and version of the MPI
+# (Debian's MPICH 4.0 polls without yielding: oversubscribed, a run of allreduce's program took 10-30 s at P = 3).
 set(COLLPLAN_SITE_CONFORMANCE_PROGRAMS allreduce alltoallv bcast nonblocking)
-set(conformance_site_ranks 3)
+set(conformance_site_ranks 2)
 set(COLLPLAN_CONFORMANCE_EXTRA_ARGS "" CACHE STRING "more arguments of run_conformance.py in the ctest tests (a ;-list)")
 set(COLLPLAN_CONFORMANCE_TEST_TIMEOUT 600 CACHE STRING "ctest TIMEOUT of one conformance test (one MPI, one program)")
 
@@ -56,11 +57,18 @@ endif()
 set(conformance_programs ${COLLPLAN_CONFORMANCE_PROGRAMS})
 if(mpi_site)
   set(conformance_programs ${COLLPLAN_SITE_CONFORMANCE_PROGRAMS})
+  if(mpi_version MATCHES "^MPICH 4\\.0\\.")
+    # MPICH 4.0's own non-blocking and persistent collectives deliver wrong data in nonblocking.c's native runs
+    # (MPI_Allgather_init, MPI_Gather_init, MPI_Scatter_init, MPI_Iallgatherv on a split communicator: the library
+    # alone, no collplan), which validate every case; tests/mpi/pmpi_nonblocking.c checks collplan's there.
+    list(REMOVE_ITEM conformance_programs nonblocking)
+  endif()
 endif()
 foreach(prog IN LISTS conformance_programs)
   set(prog_ranks "")
   if(mpi_site)
-    set(prog_ranks --ranks ${conformance_site_ranks})
+    set(prog_ranks --ranks ${conformance_site_ranks} --jobs 2)
+
   elseif(prog IN_LIST COLLPLAN_CONFORMANCE_RANK_SUBSET)
     set(prog_ranks --ranks ${conformance_rank_subset})
   elseif(DEFINED conformance_ranks_${prog})

@@ -25,9 +25,9 @@ set(COLLPLAN_MPI_HOMES "" CACHE STRING "MPI installations: name=prefix or name=/
 set(COLLPLAN_MPICC "$ENV{MPICC}" CACHE STRING "an installed MPI's C compiler wrapper (one more installation)")
 set(COLLPLAN_MPI_NAME "system" CACHE STRING "the name of the COLLPLAN_MPICC installation")
 set(COLLPLAN_MPI_TEST_MAX_RANKS 8 CACHE STRING "largest P of the MPI tests")
-# An installation built from its wrapper has fewer tests (tests/mpi and tests/conformance at a few P): the wheels'
-# installations run them all.
-set(COLLPLAN_SITE_TEST_RANKS 1 3 4)
+# An installation built from its wrapper has fewer tests (tests/mpi and tests/conformance at a few P; the runtime's
+# own test program at P = 2): the wheels' installations run them all.
+set(COLLPLAN_SITE_TEST_RANKS 1 2 3)
 
 set(mpi_installations ${COLLPLAN_MPI_HOMES})
 if(COLLPLAN_MPICC)
@@ -153,12 +153,18 @@ foreach(entry IN LISTS mpi_installations)
     # tests/python/mpi_launch.py launches again when Open MPI's launcher fails at start-up (before the program runs)
     find_package(Python3 COMPONENTS Interpreter REQUIRED)
     set(mpi_launch ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/python/mpi_launch.py)
-    foreach(P IN LISTS mpi_test_ranks)
+    set(runtime_ranks ${mpi_test_ranks})
+    set(pmpi_prog_ranks 1 3 4)
+    if(mpi_site)
+      set(runtime_ranks 2)
+      set(pmpi_prog_ranks ${mpi_test_ranks})
+    endif()
+    foreach(P IN LISTS runtime_ranks)
       add_test(NAME mpi_${abi}_P${P}
                COMMAND ${mpi_launch} ${mpiexec} -n ${P} ${oversubscribe} $<TARGET_FILE:collplan_mpi_tests_${abi}>)
       set_tests_properties(mpi_${abi}_P${P} PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT "${mpi_env}")
     endforeach()
-    foreach(P 1 3 4)
+    foreach(P IN LISTS pmpi_prog_ranks)
       add_test(NAME pmpi_${abi}_P${P}
                COMMAND ${mpi_launch} ${mpiexec} -n ${P} ${oversubscribe} sh -c "exec \"$@\" 2>&1" sh env
                        LD_PRELOAD=$<TARGET_FILE:collplan_pmpi_${abi}> COLLPLAN_VERBOSE=1

@@ -225,6 +225,15 @@ function(collplan_mpi_installation name target)
     endif()
   endif()
 
+  # Fortran INTEGER arrays (counts, displacements) are passed on as C int arrays: not where MPI_Fint is wider.
+  collplan_mpi_check(fint_is_int ${name}/fint
+    "int main(void) { static int a[sizeof(MPI_Fint) == sizeof(int) ? 1 : -1]; return a[0]; }")
+  if(NOT fint_is_int)
+    set(fortran_entry 0)
+    set(fortran "NOT intercepted: its Fortran INTEGER is not a C int")
+    message(WARNING "collplan: ${name}: MPI_Fint is not int: no Fortran entry points")
+  endif()
+
   # the library folders (the run path) and libmpi itself
   set(libdirs "")
   set(libnames "")

