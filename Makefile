@@ -63,7 +63,7 @@ test: test-cpp test-python test-fuzz
 # The site MPIs the tests build against too, from their compiler wrappers: Debian's Open MPI and MPICH (C and
 # Fortran), installed from Debian's packages when missing (as root; the stamp makes it a one-time check).
 SITE_MPI_PKGS := libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran
-SITE_MPIS     := debian-openmpi=/usr/bin/mpicc.openmpi;debian-mpich=/usr/bin/mpicc.mpich
+SITE_MPIS     := debian_openmpi=/usr/bin/mpicc.openmpi;debian_mpich=/usr/bin/mpicc.mpich
 build/.site-mpis:
 	@mkdir -p build
 	@if ! [ -x /usr/bin/mpicc.openmpi ] || ! [ -x /usr/bin/mpicc.mpich ] || ! [ -x /usr/bin/mpifort.openmpi ] || \
@@ -97,7 +97,11 @@ conformance: $(VENV)/.deps $(MPI_STAMPS) build/.site-mpis
 	  $(PYTHON) tests/conformance/run_conformance.py --merge build/conformance-report.md build/cpp/conformance/*.md; \
 	  exit $$status
 
-test-python: install
+# The package under test also has the runtime for Debian's Open MPI (named debian_openmpi): the README's command for
+# a site MPI, and tests/python/test_mpi.py runs collplan under it.
+test-python: MPICC = /usr/bin/mpicc.openmpi
+test-python: MPI_NAME = debian_openmpi
+test-python: build/.site-mpis install
 	$(VENV)/bin/pytest -q tests/python
 
 # C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer.

@@ -23,22 +23,28 @@ ABIS = ["openmpi", "mpich"]
 TIMEOUT_S = 150
 
 
-def _home(abi: str) -> Path:
+SITE = "debian_openmpi"  # Debian's Open MPI 4.1, which make test builds the package for too (the Makefile)
+
+
+def _installation(name: str) -> dict:
     built = cmpi.installations()
-    if abi not in built:
-        pytest.fail(f"collplan was built without the {abi} runtime (make install builds it); built: {list(built)}")
-    return Path(built[abi]["prefix"])
+    if name not in built:
+        pytest.fail(f"collplan was built without the {name} runtime (make test builds it); built: {list(built)}")
+    return built[name]
 
 
 def mpirun(abi: str, n: int, args: list[str], env: dict | None = None,
            timeout: int = TIMEOUT_S) -> subprocess.CompletedProcess:
-    cmd = [str(_home(abi) / "bin" / "mpirun"), "-n", str(n)]
-    if abi == "openmpi":
+    info = _installation(abi)
+    cmd = [info["mpiexec"], "-n", str(n)]
+    if info["family"] == "openmpi":
         cmd.append("--oversubscribe")
-    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        if info["version"].startswith("Open MPI 4."):  # its shared-memory transport is vader (Open MPI 5: sm)
+            env = {"OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1", **(env or {})}
+    full_env = {k: v for k, v in os.environ.items()  # the launcher decides (or env's COLLPLAN_MPI)
+                if k not in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI")}
+    full_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                     OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
-    for k in ("MPI4PY_LIBMPI", "MPI4PY_MPIABI", "COLLPLAN_MPI"):  # the launcher decides
-        full_env.pop(k, None)
     try:
         return mpi_launch.run(cmd + args, timeout=timeout, env=full_env, cwd=ROOT)
     except subprocess.TimeoutExpired as e:
@@ -263,13 +269,38 @@ def test_pmpi_command_prints_the_libraries():
         assert any(ln.startswith(abi) and ln.split()[1].endswith("libcollplan_pmpi.so") for ln in r.stdout.splitlines())
 
 
+def test_site_mpi_runs_collplan_and_its_drop_in_library_for_fortran(tmp_path):
+    """The package built against an installed MPI from its compiler wrapper (make install MPICC=/usr/bin/mpicc.openmpi
+    MPI_NAME=debian_openmpi, as make test does): collplan run under it, and its drop-in library in a Fortran program."""
+    info = _installation(SITE)
+    assert info["family"] == "openmpi" and info["version"].startswith("Open MPI 4."), info
+    r = mpirun(SITE, 2, [sys.executable, "-m", "collplan", "run", "--collective", "allreduce", "--algorithm",
+                         "recursive_doubling", "--sizes", "8,4KiB"], env={"COLLPLAN_MPI": SITE})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Open MPI v4.1" in r.stdout and re.findall(r"allreduce/recursive_doubling .* ok$", r.stdout, re.M), r.stdout
+    source = tmp_path / "sum.f90"  # an ordinary Fortran program: use mpi, in place, MPI_Finalize from Fortran
+    source.write_text("program sum\n  use mpi\n  implicit none\n  integer :: ierr, me, p, x(3)\n"
+                      "  call MPI_Init(ierr)\n  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)\n"
+                      "  call MPI_Comm_size(MPI_COMM_WORLD, p, ierr)\n  x = me + 1\n"
+                      "  call MPI_Allreduce(MPI_IN_PLACE, x, 3, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)\n"
+                      "  if (me == 0 .and. all(x == p * (p + 1) / 2)) print '(a)', 'sum: right'\n"
+                      "  call MPI_Finalize(ierr)\nend program\n")
+    mpifort = Path(info["prefix"]).with_name(Path(info["prefix"]).name.replace("mpicc", "mpifort"))
+    subprocess.run([str(mpifort), "-o", str(tmp_path / "sum"), str(source)], check=True, timeout=120)
+    lib = cmpi.pmpi_library(SITE)
+    r = mpirun(SITE, 3, ["env", f"LD_PRELOAD={lib}", "COLLPLAN_STATS=1", "COLLPLAN_ALLREDUCE=recursive_doubling",
+                         str(tmp_path / "sum")])
+    assert r.returncode == 0 and "sum: right" in r.stdout, r.stdout + r.stderr
+    assert "collplan-stats: MPI_Allreduce collplan=3 native=0" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def test_version_and_pmpi_name_every_mpi_installation():
     built = cmpi.installations()
     assert set(ABIS) <= set(built) and all(built[a]["family"] == a for a in ABIS), built
     r = subprocess.run([sys.executable, "-m", "collplan", "--version"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     for name, info in built.items():  # e.g. "openmpi: Open MPI 5.0.8 (MPI 3.1) (<prefix>); Fortran: ..."
-        assert re.search(rf"^  {re.escape(name)}: (Open MPI|MPICH) [0-9.]+ \(MPI [34]\.[01]\) .*Fortran: ", r.stdout,
+        assert re.search(rf"^  {re.escape(name)}: (Open MPI|MPICH) [0-9.]+ \(MPI [0-9]+\.[0-9]+\) .*Fortran: ", r.stdout,
                          re.M), r.stdout
     r = subprocess.run([sys.executable, "-m", "collplan", "pmpi", "--mpi", "nosuch"], capture_output=True, text=True,
                        timeout=60)
