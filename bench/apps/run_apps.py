@@ -8,9 +8,11 @@ For each application and P, and --repeats times each (the configurations interle
   collplan      mpirun -n P env LD_PRELOAD=<lib> COLLPLAN_STATS=1 COLLPLAN_<C>=<alg>... <app>  (CHOICES below)
   wisdom        mpirun -n P env LD_PRELOAD=<lib> COLLPLAN_STATS=1 COLLPLAN_WISDOM=<file> <app>  (with --wisdom)
 and reports per run the median wall time of mpirun, failures and timeouts, the application's result against the
-native run at the same P (within what the application itself reproduces: THRESHOLDS in README.md), the native
-result against the native one at the smallest P, and from the library's collplan-stats lines the share of
-collective calls that ran collplan's schedules, per MPI function. Without --lib only the native runs happen.
+native run at the same P (within what the application itself reproduces: README.md, "How results compare"), the
+native result against the native one at the smallest P, and from the library's collplan-stats lines the share of
+the intercepted collective calls that ran collplan's schedules, per MPI function (calls of MPI functions outside
+collplan's twelve collectives, such as MPI_Scan or MPI_Gatherv, are not seen). Without --lib only the native runs
+happen.
 
 Prints a markdown table; writes results.json, results.md and the output of every run (logs/) to --out.
 Standard library only; runs, timeouts and the statistics' format come from tests/conformance/run_conformance.py.
@@ -170,16 +172,14 @@ def configurations(lib: Path | None, wisdom: Path | None) -> dict[str, dict[str,
     return out
 
 
-def run_once(args, app: App, binary: str, p: int, rank_env: dict[str, str] | None, scratch: Path, log: Path | None
-             ) -> dict:
+def run_once(args, app: App, binary: str, p: int, rank_env: dict[str, str] | None, scratch: Path, log: Path) -> dict:
     tmp = Path(tempfile.mkdtemp(dir=scratch))  # pw.x's outdir (ESPRESSO_TMPDIR)
     env_words = [f"{k}={v}" for k, v in ({"ESPRESSO_TMPDIR": str(tmp)} | (rank_env or {})).items()]
     cmd = [args.mpirun, "--oversubscribe", "-n", str(p), "env", *env_words, binary, *app.args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLLPLAN_") and k != "LD_PRELOAD"} | MPI_ENV
     rc, out, wall = execute(cmd, env, args.timeout)
     shutil.rmtree(tmp, ignore_errors=True)
-    if log:
-        log.write_text(f"$ {shlex.join(cmd)}\n{out}")
+    log.write_text(f"$ {shlex.join(cmd)}\n{out}")
     return {"rc": rc, "wall_s": wall, "result": app.result(out), "stats": stats_of(out),
             "version": (m.group(1) if (m := app.version.search(out)) else None),
             "tail": out.splitlines()[-15:] if rc != 0 else []}
@@ -193,9 +193,9 @@ def summarise(app: App, runs: list[dict], reference: dict[str, float] | None) ->
     if reference is not None and all(results):
         values = [app.agreement(x, reference) for x in results]
         agreement = min(values) if app.kind == "digits" else max(values)
-    return {"failed": failed, "wall_s": statistics.median(r["wall_s"] for r in runs), "walls_s": [r["wall_s"] for r in runs],
-            "result": results[0], "agreement": agreement,
-            "agrees": None if agreement is None else app.agrees(agreement),
+    walls = [r["wall_s"] for r in runs]
+    return {"failed": failed, "wall_s": statistics.median(walls), "walls_s": walls, "result": results[0],
+            "agreement": agreement, "agrees": None if agreement is None else app.agrees(agreement),
             "no_result": sum(1 for x in results if x is None), "stats": runs[0]["stats"],
             "share": share(runs[0]["stats"]), "tail": next((r["tail"] for r in runs if r["tail"]), [])}
 
@@ -221,33 +221,53 @@ def calls_cell(s: dict) -> str:
     return f"{share_text}: {calls}"
 
 
-def markdown(apps: list[App], ranks: list[int], configs: list[str], table: dict) -> list[str]:
+def markdown(done: list[tuple[App, int]], first_p: int, configs: list[str], table: dict) -> list[str]:
     others = [c for c in configs if c != "native"]
+    through = [c for c in others if c != "pass-through"] + [c for c in others if c == "pass-through"]
     head = (["app", "P"] + [f"{c} (s)" for c in configs] + [f"{c} vs native" for c in others]
-            + [f"native vs native P={ranks[0]}"] + [f"{c}: calls through collplan" for c in others if c != "pass-through"]
-            + (["pass-through: calls through collplan"] if "pass-through" in others else []))
+            + [f"native vs native P={first_p}"] + [f"{c}: calls through collplan" for c in through])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for app in apps:
-        for p in ranks:
-            row = table[app.name][p]
-            cells = [app.name, str(p)] + [time_cell(row[c]) for c in configs]
-            cells += [agreement_cell(app, row[c]) for c in others]
-            cells.append(agreement_cell(app, row["native-across-P"]) if p != ranks[0] else "-")
-            cells += [calls_cell(row[c]) for c in others if c != "pass-through"]
-            cells += [calls_cell(row["pass-through"])] if "pass-through" in others else []
-            lines.append("| " + " | ".join(cells) + " |")
+    for app, p in done:
+        row = table[app.name][p]
+        cells = [app.name, str(p)] + [time_cell(row[c]) for c in configs]
+        cells += [agreement_cell(app, row[c]) for c in others]
+        cells.append(agreement_cell(app, row["native-across-P"]) if p != first_p else "-")
+        cells += [calls_cell(row[c]) for c in through]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def reasons_lines(apps: list[App], ranks: list[int], configs: list[str], table: dict) -> list[str]:
-    out = []
-    for app in apps:
-        for p in ranks:
-            for c in configs:
-                s = table[app.name][p][c]
-                for why, n in (s["stats"] or {}).get("reasons", {}).items():
-                    out.append(f"- {app.name}, P={p}, {c}: native {n} {why}")
-    return out
+def report(args, argv: list[str], lib: Path | None, configs: dict, apps: list[App], table: dict, versions: dict,
+           load: float) -> tuple[list[str], list[str]]:
+    """Writes results.md and results.json for the (app, P) runs done so far; returns the table with the reasons
+    and problems below it, and the problems (failed runs, results missing or beyond the tolerance)."""
+    names = list(configs)
+    done = [(a, p) for a in apps for p in args.ranks if p in table.get(a.name, {})]
+    lines = markdown(done, args.ranks[0], names, table)
+    cells = [(a, p, c, table[a.name][p][c]) for a, p in done for c in names]
+    reasons = [f"- {a.name}, P={p}, {c}: native {n} {why}" for a, p, c, s in cells
+               for why, n in (s["stats"] or {}).get("reasons", {}).items()]
+    problems = [f"- FAILED: {a.name} P={p} {c}: {', '.join(s['failed'])}" for a, p, c, s in cells if s["failed"]]
+    problems += [f"- RESULT {'MISSING' if s['no_result'] else 'DIFFERS'}: {a.name} P={p} {c}" for a, p, c, s in cells
+                 if not s["failed"] and (s["no_result"] or s["agrees"] is False)]
+    command = "python3 bench/apps/run_apps.py " + shlex.join(argv)
+    cpu = re.search(r"^model name\s*:\s*(.*)$", Path("/proc/cpuinfo").read_text(), re.M)
+    machine = f"{platform.node()}: {os.cpu_count()} CPUs ({cpu.group(1) if cpu else platform.machine()})"
+    header = [f"Command: `{command}`", "",
+              f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine}; load average (1 min) "
+              f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; mpirun: {args.mpirun}; "
+              f"library: {lib or 'none (native only)'}; repeats: {args.repeats} (median wall time of mpirun)", "",
+              "Applications: " + "; ".join(f"{a.name}: {a.what} ({versions.get(a.name) or '?'})" for a in apps), "",
+              "collplan configuration: " + " ".join(f"{COLLECTIVES[c][0]}={alg}" for c, alg in CHOICES.items()), ""]
+    (args.out / "results.md").write_text("\n".join(header + lines + [""] + reasons + problems) + "\n")
+    (args.out / "results.json").write_text(json.dumps(finite(
+        {"command": command, "machine": machine, "load_average_start": load, "mpirun": args.mpirun,
+         "library": str(lib) if lib else None, "repeats": args.repeats, "timeout_s": args.timeout,
+         "choices": CHOICES, "versions": versions, "configurations": configs,
+         "apps": {a.name: {"what": a.what, "compare": a.kind, "tolerance": a.tolerance,
+                           "runs": {str(p): table[a.name][p] for p in args.ranks if p in table.get(a.name, {})}}
+                  for a in apps}}), indent=1) + "\n")
+    return lines + reasons + problems, problems
 
 
 def finite(x):
@@ -266,7 +286,8 @@ def fail(message: str) -> None:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lib", type=Path, help="libcollplan_pmpi.so built for Debian's Open MPI (without it: native only)")
+    ap.add_argument("--lib", type=Path,
+                    help="libcollplan_pmpi.so built for Debian's Open MPI (without it: native runs only)")
     ap.add_argument("--ranks", type=parse_ranks, default=[2, 4, 8], help="P values, e.g. 2,4,8 (default)")
     ap.add_argument("--apps", default=",".join(APPS), help=f"comma-separated, of {', '.join(APPS)} (default: all)")
     ap.add_argument("--wisdom", type=Path, help="a wisdom file: adds the configuration COLLPLAN_WISDOM=FILE")
@@ -309,6 +330,7 @@ def main(argv: list[str]) -> int:
 
     table: dict[str, dict[int, dict]] = {}
     versions: dict[str, str | None] = {}
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="collplan-apps-") as scratch_dir:
         scratch = Path(scratch_dir)
         os.chdir(scratch)  # whatever an application writes where it runs (pw.x's CRASH file) lands here
@@ -323,38 +345,17 @@ def main(argv: list[str]) -> int:
                         runs[c].append(r)
                         versions.setdefault(app.name, r["version"])
                         state = "timeout" if r["rc"] is None else f"rc={r['rc']}"
-                        print(f"{app.name} P={p} {c} #{rep + 1}: {state} {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
+                        print(f"{app.name} P={p} {c} #{rep + 1}: {state} {r['wall_s']:.2f} s", file=sys.stderr,
+                              flush=True)
                 reference = runs["native"][0]["result"]
                 row = {c: summarise(app, rs, reference) for c, rs in runs.items()}
                 first = table[app.name].get(args.ranks[0], row)["native"]["result"]
                 row["native-across-P"] = summarise(app, runs["native"], first)
                 table[app.name][p] = row
+                report(args, argv, lib, configs, apps, table, versions, load)
 
-    names = list(configs)
-    lines = markdown(apps, args.ranks, names, table)
-    reasons = reasons_lines(apps, args.ranks, names, table)
-    cells = [(a, p, c, table[a.name][p][c]) for a in apps for p in args.ranks for c in names]
-    problems = [f"- FAILED: {a.name} P={p} {c}: {', '.join(s['failed'])}" for a, p, c, s in cells if s["failed"]]
-    problems += [f"- RESULT {'MISSING' if s['no_result'] else 'DIFFERS'}: {a.name} P={p} {c}" for a, p, c, s in cells
-                 if not s["failed"] and (s["no_result"] or s["agrees"] is False)]
-    print("\n".join(lines + reasons + problems))
-
-    command = "python3 bench/apps/run_apps.py " + shlex.join(argv)
-    cpu = re.search(r"^model name\s*:\s*(.*)$", Path("/proc/cpuinfo").read_text(), re.M)
-    machine = f"{platform.node()}: {os.cpu_count()} CPUs ({cpu.group(1) if cpu else platform.machine()})"
-    header = [f"Command: `{command}`", "",
-              f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine}; mpirun: {args.mpirun}; "
-              f"library: {lib or 'none (native only)'}; repeats: {args.repeats} (median wall time of mpirun)", "",
-              "Applications: " + "; ".join(f"{a.name}: {a.what} ({versions.get(a.name) or '?'})" for a in apps), "",
-              "collplan configuration: " + " ".join(f"{COLLECTIVES[c][0]}={alg}" for c, alg in CHOICES.items()), ""]
-    (args.out / "results.md").write_text("\n".join(header + lines + [""] + reasons + problems) + "\n")
-    (args.out / "results.json").write_text(json.dumps(finite(
-        {"command": command, "machine": machine, "mpirun": args.mpirun, "library": str(lib) if lib else None,
-         "repeats": args.repeats, "timeout_s": args.timeout, "choices": CHOICES, "versions": versions,
-         "configurations": {c: e for c, e in configs.items()},
-         "apps": {a.name: {"what": a.what, "compare": a.kind, "tolerance": a.tolerance,
-                           "runs": {str(p): table[a.name][p] for p in args.ranks}} for a in apps}}),
-        indent=1) + "\n")
+    lines, problems = report(args, argv, lib, configs, apps, table, versions, load)
+    print("\n".join(lines))
     return 1 if problems else 0
 
 
