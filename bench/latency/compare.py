@@ -3,7 +3,12 @@
 average latency per size with each configuration's ratio to the first one.
 
   compare.py --abi openmpi|mpich --ranks P --collective allreduce [--sizes 4:65536] [--iters 2000] [--rounds 3]
-             CONFIG...
+             [--mpi NAME --mpicc PATH] [--fortran] CONFIG...
+
+--mpi NAME with --mpicc PATH: an installed MPI (its family in --abi) and build/cpp/lib/NAME/libcollplan_pmpi.so,
+built for it (make test-cpp builds debian_openmpi and debian_mpich); its mpirun is the one beside mpicc (mpicc.openmpi
+-> mpirun.openmpi). --fortran: the Fortran twin latency_f.f90 (MPI_Allreduce, use mpi), built with the mpifort beside
+mpicc, instead of latency.c: what the library's Fortran entry points cost.
 
 A CONFIG is NAME=SPEC where SPEC is one of
   native                      the MPI library's collective (no preload)
@@ -24,7 +29,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TUNING = {  # as tests/conformance/run_conformance.py: shared memory only (Open MPI)
+TUNING = {  # as tests/conformance/run_conformance.py: shared memory only (Open MPI); a variable already set wins
     "openmpi": {"OMPI_MCA_btl": "self,sm", "OMPI_MCA_pml": "ob1"},
     "mpich": {},
 }
@@ -34,32 +39,43 @@ OVERSUBSCRIBED = {  # more ranks than this machine's 2 cores: waiting ranks give
 }
 
 
-def build(abi: str) -> Path:
-    out = ROOT / "build" / "latency" / abi / "latency"
-    src = ROOT / "bench" / "latency" / "latency.c"
+def tools(a) -> tuple[str, str]:
+    """(mpicc, mpirun) of the MPI: the wheel's in .mpi/<name>, or --mpicc and the mpirun beside it."""
+    if not a.mpicc:
+        return str(ROOT / ".mpi" / a.mpi / "bin" / "mpicc"), str(ROOT / ".mpi" / a.mpi / "bin" / "mpirun")
+    mpicc = Path(a.mpicc)
+    return str(mpicc), str(mpicc.with_name(mpicc.name.replace("mpicc", "mpirun")))
+
+
+def build(a) -> Path:
+    src = ROOT / "bench" / "latency" / ("latency_f.f90" if a.fortran else "latency.c")
+    out = ROOT / "build" / "latency" / a.mpi / src.stem
+    mpicc = tools(a)[0]
+    compiler = mpicc.replace("mpicc", "mpifort") if a.fortran else mpicc
     if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(ROOT / ".mpi" / abi / "bin" / "mpicc"), "-O2", str(src), "-o", str(out)], check=True)
+        subprocess.run([compiler, "-O2", str(src), "-o", str(out)], check=True, cwd=out.parent)
     return out
 
 
-def run(abi: str, ranks: int, binary: Path, spec: str, args: list[str]) -> dict[int, float]:
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **TUNING[abi],
-               **(OVERSUBSCRIBED[abi] if ranks > (os.cpu_count() or 1) else {}))
-    lib = ROOT / "build" / "cpp" / "lib" / abi / "libcollplan_pmpi.so"
+def run(a, binary: Path, spec: str, args: list[str]) -> dict[int, float]:
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for k, v in {**TUNING[a.abi], **(OVERSUBSCRIBED[a.abi] if a.ranks > (os.cpu_count() or 1) else {})}.items():
+        env.setdefault(k, v)
+    lib = ROOT / "build" / "cpp" / "lib" / a.mpi / "libcollplan_pmpi.so"
     extra: list[str] = []
     pre: list[str] = []
     if spec == "preload" or spec.startswith("env:"):
         if not lib.exists():
             sys.exit(f"compare.py: {lib} is missing (make test-cpp builds it)")
         pre = ["env", f"LD_PRELOAD={lib}"] + (spec[4:].split(",") if spec.startswith("env:") else [])
-    elif spec.startswith("hand:"):
+    elif spec.startswith("hand:") and not a.fortran:
         alg, _, p2p = spec[5:].partition(":")
         extra = ["-a", alg, "-p", p2p or "isend"]
     elif spec != "native":
-        sys.exit(f"compare.py: unknown configuration '{spec}' (allowed: native, preload, env:..., hand:...)")
-    cmd = [str(ROOT / ".mpi" / abi / "bin" / "mpirun"), "-n", str(ranks)]
-    if abi == "openmpi" and ranks > 2:
+        sys.exit(f"compare.py: unknown configuration '{spec}' (allowed: native, preload, env:..., hand:... (C only))")
+    cmd = [tools(a)[1], "-n", str(a.ranks)]
+    if a.abi == "openmpi" and a.ranks > 2:
         cmd.append("--oversubscribe")
     r = subprocess.run(cmd + pre + [str(binary)] + args + extra, capture_output=True, text=True, env=env, timeout=600)
     if r.returncode != 0:
@@ -81,18 +97,28 @@ def main() -> int:
     ap.add_argument("--sizes", default="4:65536")
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--mpi", help="the installation's name (build/cpp/lib/NAME; default: --abi)")
+    ap.add_argument("--mpicc", help="an installed MPI's C compiler wrapper (default: .mpi/<NAME>/bin/mpicc)")
+    ap.add_argument("--fortran", action="store_true", help="time latency_f.f90 (MPI_Allreduce from Fortran)")
     ap.add_argument("configs", nargs="+")
     a = ap.parse_args()
+    a.mpi = a.mpi or a.abi
+    if a.fortran and a.collective != "allreduce":
+        ap.error(f"--fortran times allreduce only, not {a.collective}")
     configs = [c.split("=", 1) if "=" in c.split(":")[0] else (c, c) for c in a.configs]
-    binary = build(a.abi)
-    args = ["-c", a.collective, "-m", a.sizes, "-i", str(a.iters), "-x", str(max(10, a.iters // 10))]
+    binary = build(a)
+    warmup = str(max(10, a.iters // 10))
+    if a.fortran:
+        args = a.sizes.split(":") + [str(a.iters), warmup]
+    else:
+        args = ["-c", a.collective, "-m", a.sizes, "-i", str(a.iters), "-x", warmup]
     best: list[dict[int, float]] = [{} for _ in configs]
     for rnd in range(a.rounds):
         for k, (_, spec) in enumerate(configs):
-            for size, lat in run(a.abi, a.ranks, binary, spec, args).items():
+            for size, lat in run(a, binary, spec, args).items():
                 best[k][size] = min(best[k].get(size, float("inf")), lat)
         print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr, flush=True)
-    print(f"{a.collective}, {a.abi}, P = {a.ranks}: average latency in us (best of {a.rounds} alternated rounds; "
+    print(f"{a.collective}{' (Fortran)' if a.fortran else ''}, {a.mpi}, P = {a.ranks}: average latency in us (best of {a.rounds} alternated rounds; "
           f"ratio to {configs[0][0]})\n")
     print("| size | " + " | ".join(name for name, _ in configs) + " |")
     print("|---|" + "---|" * len(configs))
