@@ -311,8 +311,11 @@ def _iterations(timer, target_s: float, max_iters: int) -> int:
         iters = min(max_iters, iters * 4)
 
 
-def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s: float, max_iters: int):
-    """Best seconds per call over the repetitions (and the repetitions) of each kept candidate at plan.sizes[j]."""
+def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s: float, max_iters: int,
+                  refused: dict[int, str]):
+    """Best seconds per call over the repetitions (and the repetitions) of each kept candidate at plan.sizes[j].
+    A candidate the runtime refuses for the measured call (e.g. a schedule that is not rank-consistent, on the
+    doubles a max is measured with: the same answer on every rank) is left out, its reason in refused[i]."""
     case = Case(MPI, comm, plan.collective, plan.sizes[j], plan.op or "sum", plan.root)
     try:
         timers = {}
@@ -321,17 +324,21 @@ def _measure_size(MPI, comm, plan, j: int, kept: list[int], reps: int, target_s:
             if c.algorithm == "native":
                 timers[i] = lambda it, w, r: case.time_native(it, w, r)
                 continue
-            req = case.request(c.algorithm, c.param_dict, "auto")
+            try:
+                req = case.request(c.algorithm, c.param_dict, "auto")
+            except CollplanError as e:
+                refused[i] = str(e)
+                continue
             req.start()
             req.wait()
             if not comm.allreduce(case.correct(), op=MPI.LAND):
                 raise CollplanError(f"{c.label()} computed a wrong {plan.collective} at {plan.sizes[j]} bytes")
             timers[i] = lambda it, w, r, req=req: time_request(comm, req, it, w, r)
-        iters = {i: _iterations(timers[i], target_s, max_iters) for i in kept}
-        samples = {i: [] for i in kept}
+        iters = {i: _iterations(timer, target_s, max_iters) for i, timer in timers.items()}
+        samples = {i: [] for i in timers}
         for _ in range(reps):  # interleaved: load bursts hit every candidate alike
-            for i in kept:
-                samples[i] += timers[i](iters[i], 0, 1)
+            for i, timer in timers.items():
+                samples[i] += timer(iters[i], 0, 1)
         return {i: (min(s), s) for i, s in samples.items()}
     finally:
         case.free()
@@ -364,11 +371,14 @@ def plan_measured(collective: str, machine: str, sizes="8B..1MiB", op: str = "su
     plan.times = [[None] * len(plan.sizes) for _ in plan.candidates]
     plan.samples = [[None] * len(plan.sizes) for _ in plan.candidates]
     bar = Progress("measured sizes", len(plan.sizes), progress and me == 0)
+    refused: dict[int, str] = {}
     for j in range(len(plan.sizes)):
         kept = _kept(estimates, j, prune, keep) + ([len(plan.candidates) - 1] if native else [])
-        for i, (best, s) in _measure_size(MPI, comm, plan, j, kept, reps, target_s, max_iters).items():
+        for i, (best, s) in _measure_size(MPI, comm, plan, j, kept, reps, target_s, max_iters, refused).items():
             plan.times[i][j], plan.samples[i][j] = best, s
         bar.step(j + 1)
+    for i, why in sorted(refused.items()):  # declined, as the candidates loop declines what does not apply
+        plan.declined.append({"algorithm": plan.candidates[i].label(), "reason": why})
     bar.done()
     plan.notes.append(f"measured under {cmpi.library_version(MPI)}: best of {reps} "
                       f"interleaved repetitions; pruned by the {plan.model.split(':')[0]} estimate"

@@ -294,6 +294,19 @@ def test_site_mpi_runs_collplan_and_its_drop_in_library_for_fortran(tmp_path):
     assert "collplan-stats: MPI_Allreduce collplan=3 native=0" in r.stdout + r.stderr, r.stdout + r.stderr
 
 
+def test_plan_by_measurement_declines_what_the_runtime_refuses():
+    """allreduce --op max: nway_dissemination_plain n=1 is not rank-consistent on the doubles a max is measured with;
+    the runtime refuses it alike on every rank, and the measure evaluator declines it (it ended the plan before)."""
+    r = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "plan", "--collective", "allreduce", "--op", "max",
+                              "--machine", "ib-qdr", "--evaluator", "measure", "--sizes", "8,64", "--reps", "2",
+                              "--target", "100us", "--json", "--no-progress"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    plan = json.loads(r.stdout)
+    refused = [d for d in plan["declined"] if d["algorithm"].startswith("nway_dissemination_plain")]
+    assert refused and all("not rank-consistent" in d["reason"] for d in refused), plan["declined"]
+    assert all(r["winner"]["label"] for r in plan["ranges"])
+
+
 def test_version_and_pmpi_name_every_mpi_installation():
     built = cmpi.installations()
     assert set(ABIS) <= set(built) and all(built[a]["family"] == a for a in ABIS), built
