@@ -63,22 +63,22 @@ constexpr const char* kInitialized = "mpi_initialized_f08_";
 #endif
 
 #if COLLPLAN_FORTRAN_BUFFERS
-// Fortran's MPI_IN_PLACE and MPI_BOTTOM: the addresses of Open MPI's common blocks, in each compiler's spelling.
+// Fortran's MPI_IN_PLACE and MPI_BOTTOM: the addresses of Open MPI's common blocks, in the spellings that exist
+// (one each for a given compiler), looked up once.
 struct Sentinels {
     const void* in_place[4];
     const void* bottom[4];
+    int n_in_place = 0, n_bottom = 0;
 };
 const Sentinels& sentinels() {
     static const Sentinels s = [] {
         Sentinels v{};
-        const char* in_place[4] = {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
-                                   "MPI_FORTRAN_IN_PLACE"};
-        const char* bottom[4] = {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
-                                 "MPI_FORTRAN_BOTTOM"};
-        for (int i = 0; i < 4; ++i) {
-            v.in_place[i] = dlsym(RTLD_DEFAULT, in_place[i]);
-            v.bottom[i] = dlsym(RTLD_DEFAULT, bottom[i]);
-        }
+        for (const char* name : {"mpi_fortran_in_place_", "mpi_fortran_in_place", "mpi_fortran_in_place__",
+                                 "MPI_FORTRAN_IN_PLACE"})
+            if (const void* p = dlsym(RTLD_DEFAULT, name)) v.in_place[v.n_in_place++] = p;
+        for (const char* name : {"mpi_fortran_bottom_", "mpi_fortran_bottom", "mpi_fortran_bottom__",
+                                 "MPI_FORTRAN_BOTTOM"})
+            if (const void* p = dlsym(RTLD_DEFAULT, name)) v.bottom[v.n_bottom++] = p;
         return v;
     }();
     return s;
@@ -86,14 +86,12 @@ const Sentinels& sentinels() {
 template <class T>
 T* buf(T* b) {
     const Sentinels& s = sentinels();
-    for (int i = 0; i < 4; ++i) {
-        if (b == nullptr) break;
+    for (int i = 0; i < s.n_in_place; ++i)
         if (b == s.in_place[i]) return static_cast<T*>(MPI_IN_PLACE);
+    for (int i = 0; i < s.n_bottom; ++i)
         if (b == s.bottom[i]) return static_cast<T*>(MPI_BOTTOM);
-    }
     return b;
 }
-
 #endif
 
 MPI_Comm comm(const F* f) { return MPI_Comm_f2c(*f); }
