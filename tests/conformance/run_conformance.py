@@ -425,7 +425,7 @@ class Runner:
         self.stopped = ""
 
     def command(self, spec: str, ranks: int) -> list[str]:
-        cmd = [self.args.mpirun, "-n", str(ranks)]
+        cmd = [self.args.mpirun, "-n", str(ranks)] + self.args.mpirun_arg
         if self.abi == "openmpi":
             cmd.append("--oversubscribe")
         if spec:
@@ -929,7 +929,7 @@ def self_test_multi() -> list[tuple[bool, str]]:
          f"multi run #3 (idempotent_only): {c3.native}"),
         (c4.native == ("allreduce@2", "gather@2"), f"multi run #4: {c4.native}"),
     ]
-    args = argparse.Namespace(mpirun="mpirun", lib="L.so", time_as_native=False, no_mpi_tuning=True,
+    args = argparse.Namespace(mpirun="mpirun", mpirun_arg=[], lib="L.so", time_as_native=False, no_mpi_tuning=True,
                               skip_cases=None, budget_file=None)
     runner = Runner(args, "mpich", "nb_lifetime", "prog")
     runner.multi = cells
@@ -1015,6 +1015,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--program", required=True, action="append", help="a conformance program (repeatable)")
     ap.add_argument("--collective", choices=sorted(COLLECTIVES), help="default: from the program's name")
     ap.add_argument("--abi", choices=("openmpi", "mpich"), help="default: guessed from mpirun")
+    ap.add_argument("--mpirun-arg", action="append", default=[],
+                    help="one more argument of mpirun (repeatable), e.g. --mpirun-arg=--tag-output")
     ap.add_argument("--ranks", default="1-8", help="rank counts, e.g. 1-8 or 1,2,4 (default 1-8)")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per run (default 30)")
     ap.add_argument("--min-share", default="0.95",

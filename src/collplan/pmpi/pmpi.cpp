@@ -1204,15 +1204,20 @@ void print_stats() {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0) return;
+    // One write for all the lines: a launcher that forwards the ranks' output in chunks (Open MPI 4) then never
+    // puts another rank's text between them.
+    std::string text;
     for (int k = 0; k < 3; ++k)
         for (Collective f : kCollectives) {
             const size_t i = 2 * (static_cast<size_t>(k) * kNumColl + at(f));
             const unsigned long long c = sum[i], nat = sum[i + 1];
             if (c + nat > 0)
-                std::fprintf(stderr, "collplan-stats: %s collplan=%llu native=%llu\n", kind_name(f, k).c_str(), c, nat);
+                text += "collplan-stats: " + kind_name(f, k) + " collplan=" + std::to_string(c) +
+                        " native=" + std::to_string(nat) + "\n";
         }
     for (const auto& [why, n] : g_stats.reasons)
-        if (n > 0) std::fprintf(stderr, "collplan-stats: native %llu %s\n", static_cast<unsigned long long>(n), why.c_str());
+        if (n > 0) text += "collplan-stats: native " + std::to_string(n) + " " + why + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
     std::fflush(stderr);
 }
 
