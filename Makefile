@@ -60,6 +60,15 @@ demo: install  # two estimate tables and their plots (allgather, alltoall on ib-
 
 test: test-cpp test-python test-fuzz
 
+# $(call apt_install,packages,what they are for,the error where they cannot be installed): a shell command that
+# installs Debian's packages (as root; apt-get update only when the install fails on a stale index).
+apt_install = if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "collplan: error: $(3)" >&2; exit 1; fi; \
+	  echo "installing $(1) ($(2))"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends $(1) >/dev/null || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $(1) >/dev/null; } || exit 1
+
 # The site MPIs the tests build against too, from their compiler wrappers: Debian's Open MPI and MPICH (C and
 # Fortran), installed from Debian's packages when missing (as root; the stamp makes it a one-time check).
 SITE_MPI_PKGS := libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran
@@ -68,12 +77,7 @@ build/.site-mpis:
 	@mkdir -p build
 	@if ! [ -x /usr/bin/mpicc.openmpi ] || ! [ -x /usr/bin/mpicc.mpich ] || ! [ -x /usr/bin/mpifort.openmpi ] || \
 	    ! [ -x /usr/bin/mpifort.mpich ]; then \
-	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-	    echo "collplan: error: the tests build against Debian's MPIs too; install them (Debian 12: apt-get install $(SITE_MPI_PKGS))" >&2; exit 1; fi; \
-	  echo "installing $(SITE_MPI_PKGS) (Debian's Open MPI and MPICH with Fortran: the site MPIs of the tests)"; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get install -y -q --no-install-recommends $(SITE_MPI_PKGS) >/dev/null || \
-	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $(SITE_MPI_PKGS) >/dev/null; } || exit 1; \
+	  $(call apt_install,$(SITE_MPI_PKGS),Debian's Open MPI and MPICH with Fortran: the site MPIs of the tests,the tests build against Debian's MPIs too; install them (Debian 12: apt-get install $(SITE_MPI_PKGS))); \
 	fi
 	@touch $@
 
@@ -133,12 +137,7 @@ $(FUZZ_BUILD)/.clang-$(FUZZ_CXX):
 	@probe() { printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' | \
 	    $(FUZZ_CXX) -x c++ -fsanitize=fuzzer,address,undefined -o $(FUZZ_BUILD)/.probe - >/dev/null 2>&1; }; \
 	if ! probe; then \
-	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-	    echo "collplan: error: fuzzing needs $(FUZZ_CXX) with libFuzzer; install it (Debian 12: apt-get install $(FUZZ_CLANG_PKGS)) or set FUZZ_CXX" >&2; exit 1; fi; \
-	  echo "installing $(FUZZ_CLANG_PKGS) (clang with libFuzzer, for the fuzz targets)"; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get install -y -q --no-install-recommends $(FUZZ_CLANG_PKGS) >/dev/null || \
-	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $(FUZZ_CLANG_PKGS) >/dev/null; } || exit 1; \
+	  $(call apt_install,$(FUZZ_CLANG_PKGS),clang with libFuzzer for the fuzz targets,fuzzing needs $(FUZZ_CXX) with libFuzzer; install it (Debian 12: apt-get install $(FUZZ_CLANG_PKGS)) or set FUZZ_CXX); \
 	  probe || { echo "collplan: error: $(FUZZ_CXX) still cannot link -fsanitize=fuzzer after installing $(FUZZ_CLANG_PKGS)" >&2; exit 1; }; \
 	fi
 	@rm -f $(FUZZ_BUILD)/.probe

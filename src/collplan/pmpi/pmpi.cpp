@@ -76,6 +76,9 @@ constexpr Args args_of(Collective c) {
     return Args::barrier;
 }
 
+// One more warning about the environment into `warnings` ("; " between them).
+void add_warning(std::string& warnings, const std::string& w) { warnings += (warnings.empty() ? "" : "; ") + w; }
+
 // A flag variable: unset, empty, 0, no, false or off is off; 1, yes, true or on is on; anything else is off and a
 // warning (said once, by rank 0 of MPI_COMM_WORLD: after_init).
 bool env_flag(const char* name, std::string& warnings) {
@@ -85,8 +88,8 @@ bool env_flag(const char* name, std::string& warnings) {
         if (std::strcmp(v, on) == 0) return true;
     for (const char* off : {"0", "no", "false", "off"})
         if (std::strcmp(v, off) == 0) return false;
-    warnings += std::string(warnings.empty() ? "" : "; ") + name + "=" + v + " is not a flag (allowed: 1, yes, true, on; "
-                "0, no, false, off), taken as off";
+    add_warning(warnings, std::string(name) + "=" + v + " is not a flag (allowed: 1, yes, true, on; 0, no, false, off), "
+                "taken as off");
     return false;
 }
 
@@ -109,8 +112,8 @@ struct Config {
         if (nc && std::strcmp(nc, "pack") == 0) mode = Noncontig::pack;
         else if (nc && std::strcmp(nc, "datatype") == 0) mode = Noncontig::datatype;
         else if (nc && *nc && std::strcmp(nc, "auto") != 0)
-            env_warnings += std::string(env_warnings.empty() ? "" : "; ") + "COLLPLAN_NONCONTIG=" + nc +
-                            " is not a mode (allowed: pack, datatype, auto), taken as auto";
+            add_warning(env_warnings, std::string("COLLPLAN_NONCONTIG=") + nc +
+                                          " is not a mode (allowed: pack, datatype, auto), taken as auto");
         if (const char* w = std::getenv("COLLPLAN_WISDOM"); w && *w) {
             try {
                 wisdom = load_wisdom(w);

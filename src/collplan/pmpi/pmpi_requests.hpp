@@ -24,7 +24,6 @@
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/features.hpp"
 
-
 namespace collplan::mpi::pmpi {
 
 // An MPI handle (a pointer in Open MPI, an int in MPICH) as the key of the library's tables.
