@@ -49,6 +49,7 @@
 #include "collplan/runtime/mpi/collectives.hpp"
 #include "collplan/runtime/mpi/datatype.hpp"
 #include "collplan/pmpi/pmpi_requests.hpp"
+#include "collplan/pmpi/profile.hpp"
 #include "collplan/runtime/wisdom.hpp"
 
 namespace collplan::mpi {
@@ -145,6 +146,7 @@ Config& config() {
 // every call passes straight through to PMPI_.
 bool g_active[kNumColl] = {};
 bool g_stats_on = false;
+bool g_watch = false;  // COLLPLAN_STATS or COLLPLAN_PROFILE: every call goes past the pass-through test
 
 // --------------------------------------------------------------------------------------- handle hash tables
 
@@ -721,6 +723,42 @@ BytesCall bytes_call(int P, int me, int root, const void* sbuf, Count scount, MP
 }
 
 
+// ------------------------------------------------------------------------------------ recorded calls
+// The description of a call that COLLPLAN_PROFILE records (profile.hpp; its `bytes`: docs/profile.md): the
+// decision's bytes and the datatype that gives them.
+void describe_type(ProfileCall& pc, MPI_Datatype t, uint64_t n) {
+    if (t == MPI_DATATYPE_NULL) return;  // (erroneous: the library's own error follows)
+    const TypeInfo ti = info_of(t);
+    pc.type_size = ti.size, pc.contiguous = ti.contiguous, pc.bytes = n * static_cast<uint64_t>(ti.size);
+}
+
+template <Collective f, class Count>
+void describe_bytes(ProfileCall& pc, const ProfileComm& v, int root, const void* sbuf, Count sc, MPI_Datatype st,
+                    const void* rbuf, Count rc, MPI_Datatype rt) {
+    const BytesCall c = bytes_call<f>(v.size, v.rank, root, sbuf, sc, st, rbuf, rc, rt);
+    describe_type(pc, c.key_t, c.key_n);
+    if (describe(f).rooted) pc.root = root;
+}
+
+template <Collective f, class Count>
+void describe_reduction(ProfileCall& pc, int root, Count count, MPI_Datatype t, MPI_Op op) {
+    describe_type(pc, t, static_cast<uint64_t>(count));
+    pc.op = op;
+    if (describe(f).rooted) pc.root = root;
+}
+
+// allgatherv, reduce_scatter: every rank's bytes; alltoallv: this rank's to each (intra-communicators: an
+// inter-communicator's arrays count the remote group).
+template <class Count>
+void describe_counts(ProfileCall& pc, const ProfileComm& v, const Count* counts, MPI_Datatype t) {
+    describe_type(pc, t, 0);
+    if (v.inter || !counts || t == MPI_DATATYPE_NULL) return;
+    std::vector<uint64_t>& out = profile_values();
+    pc.values = &out;
+    const uint64_t size = static_cast<uint64_t>(pc.type_size);
+    for (int j = 0; j < v.size; ++j) pc.bytes += out.emplace_back(static_cast<uint64_t>(counts[j]) * size);
+}
+
 // A call of bytes with a non-contiguous datatype: the input packed (in place: out of the receive buffer), the
 // output received packed and unpacked, so only the datatype's data are written (bcast's root: packed, not written).
 int run_packed(const Go& g, Slot& s, const BytesCall& c, const void* sbuf, MPI_Datatype st, void* rbuf, MPI_Datatype rt) {
@@ -1184,6 +1222,8 @@ void after_init(int provided) {
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
     progress_init(provided, rank);
+    profile_open();  // time zero: the agreement above
+    g_watch = g_stats_on || g_profile;
 }
 
 // The name of f's non-blocking (kind 1: MPI_Iallreduce) or persistent (kind 2: MPI_Allreduce_init) version.
@@ -1226,6 +1266,7 @@ void print_stats() {
 
 void before_finalize() {
     progress_finalize();
+    profile_close();
     MaybeLock lock(g_locking);
     if (g_stats_on) print_stats();
     g_comms.clear();  // the cached requests free their MPI objects while MPI still runs
@@ -1258,12 +1299,14 @@ using namespace collplan::mpi;
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
+    profile_init_entered();
     const int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) after_init(MPI_THREAD_SINGLE);
     return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+    profile_init_entered();
     const int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) after_init(*provided);
     return rc;
@@ -1325,16 +1368,42 @@ int MPI_Finalize() {
 #define COLLPLAN_ARGS_barrier comm
 #define COLLPLAN_RUN_barrier(id, K) barrier<C::id, K>(native, k, comm)
 
+// What COLLPLAN_PROFILE records of a call (pc), described from its arguments with its communicator's size and rank
+// (pv): describe_bytes, describe_reduction, describe_counts above.
+#define COLLPLAN_DESCRIBE_bytes(id) describe_bytes<C::id>(pc, pv, 0, sbuf, scount, st, rbuf, rcount, rt)
+#define COLLPLAN_DESCRIBE_bytes_root(id) describe_bytes<C::id>(pc, pv, root, sbuf, scount, st, rbuf, rcount, rt)
+#define COLLPLAN_DESCRIBE_bcast(id) describe_bytes<C::id>(pc, pv, root, nullptr, count, t, buf, count, t)
+#define COLLPLAN_DESCRIBE_reduction(id) describe_reduction<C::id>(pc, 0, count, t, op)
+#define COLLPLAN_DESCRIBE_reduction_root(id) describe_reduction<C::id>(pc, root, count, t, op)
+#define COLLPLAN_DESCRIBE_allgatherv(id) describe_counts(pc, pv, rcounts, rt)
+#define COLLPLAN_DESCRIBE_alltoallv(id) \
+    describe_counts(pc, pv, sbuf == MPI_IN_PLACE ? rcounts : scounts, sbuf == MPI_IN_PLACE ? rt : st)
+#define COLLPLAN_DESCRIBE_reduce_scatter(id) describe_counts(pc, pv, rcounts, t), pc.op = op
+#define COLLPLAN_DESCRIBE_barrier(id) (void)pv
+
 // One interceptor: blocking, non-blocking (MPI_I...: `req`), persistent (..._init: `info`, `req`). Count, Displ,
 // Sfx: int, int and nothing, or MPI_Count, MPI_Aint and _c. `native` copies the arguments ([=]): capturing them by
 // reference takes their addresses, and the compiler then stores every argument before the pass-through test.
+// COLLPLAN_PROFILE: the call runs between two clock reads and is recorded (profile.hpp) -- `reqp`: where the
+// program's request is.
 #define COLLPLAN_PASS_THROUGH(id, call) \
-    if (!g_active[at(C::id)] && !g_stats_on) [[likely]] return call
+    if (!g_active[at(C::id)] && !g_watch) [[likely]] return call
+#define COLLPLAN_RECORDED(id, args, K, reqp)                   \
+    if (ProfileComm pv; g_profile && profile_comm(comm, pv)) { \
+        ProfileCall pc{C::id, K};                              \
+        COLLPLAN_DESCRIBE_##args(id);                          \
+        const ProfileInside inside(true);                      \
+        pc.enter_ns = profile_now();                           \
+        const int rc = COLLPLAN_RUN_##args(id, K);             \
+        profile_record(comm, pc, rc, reqp);                    \
+        return rc;                                             \
+    }
 #define COLLPLAN_BLOCKING(id, Spelling, args, Count, Displ, Sfx)                 \
     int MPI_##Spelling##Sfx(COLLPLAN_PARAMS_##args(Count, Displ)) {               \
         COLLPLAN_PASS_THROUGH(id, PMPI_##Spelling##Sfx(COLLPLAN_ARGS_##args));   \
         auto native = [=] { return PMPI_##Spelling##Sfx(COLLPLAN_ARGS_##args); }; \
         const Call k;                                                             \
+        COLLPLAN_RECORDED(id, args, kBlocking, nullptr)                           \
         return COLLPLAN_RUN_##args(id, kBlocking);                                \
     }
 #define COLLPLAN_NONBLOCKING(id, Spelling, args, Count, Displ, Sfx)                    \
@@ -1342,6 +1411,7 @@ int MPI_Finalize() {
         COLLPLAN_PASS_THROUGH(id, PMPI_I##id##Sfx(COLLPLAN_ARGS_##args, req));         \
         auto native = [=] { return PMPI_I##id##Sfx(COLLPLAN_ARGS_##args, req); };       \
         const Call k{req};                                                              \
+        COLLPLAN_RECORDED(id, args, kNonblocking, req)                                  \
         return COLLPLAN_RUN_##args(id, kNonblocking);                                   \
     }
 #define COLLPLAN_PERSISTENT(id, Spelling, args, Count, Displ, Sfx)                                          \
@@ -1349,6 +1419,7 @@ int MPI_Finalize() {
         COLLPLAN_PASS_THROUGH(id, PMPI_##Spelling##_init##Sfx(COLLPLAN_ARGS_##args, info, req));            \
         auto native = [=] { return PMPI_##Spelling##_init##Sfx(COLLPLAN_ARGS_##args, info, req); };         \
         const Call k{req, info};                                                                            \
+        COLLPLAN_RECORDED(id, args, kPersistent, req)                                                       \
         return COLLPLAN_RUN_##args(id, kPersistent);                                                        \
     }
 

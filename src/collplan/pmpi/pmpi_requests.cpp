@@ -23,6 +23,7 @@
 // COLLPLAN_PROGRESS=thread adds a thread that advances the schedules while the program computes (docs/runtime.md,
 // "Non-blocking and persistent collectives").
 #include "collplan/pmpi/pmpi_requests.hpp"
+#include "collplan/pmpi/profile.hpp"
 
 #include <sched.h>
 
@@ -900,44 +901,71 @@ extern "C" {
 
 // One load and branch in front of each while the program holds no collplan request.
 #define COLLPLAN_NONE_LIVE() (g_live.load(std::memory_order_relaxed) == 0)
+// COLLPLAN_PROFILE with recorded non-blocking or persistent requests (profile.hpp): the program's call between a
+// ProfileWatch of its requests and the report of those it returned (not the calls of collplan's own schedules).
+#define COLLPLAN_WATCHED(n, reqs, call, report)                             \
+    if (g_watch_requests && !t_inside && !t_profile_inside) [[unlikely]] { \
+        ProfileWatch w(n, reqs);                \
+        const int rc = call;                    \
+        report;                                 \
+        return rc;                              \
+    }
 
 int MPI_Wait(MPI_Request* r, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Wait(r, st);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Wait(r, st);
+    COLLPLAN_WATCHED(1, r, COLLPLAN_NONE_LIVE() ? PMPI_Wait(r, st) : wait_slow(r, st), w.all())
     return wait_slow(r, st);
 }
 
 int MPI_Test(MPI_Request* r, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Test(r, flag, st);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Test(r, flag, st);
+    COLLPLAN_WATCHED(1, r, COLLPLAN_NONE_LIVE() ? PMPI_Test(r, flag, st) : test_slow(r, flag, st), if (*flag) w.all())
     return test_slow(r, flag, st);
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitall(n, reqs, sts);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitall(n, reqs, sts);
+    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Waitall(n, reqs, sts) : waitall_slow(n, reqs, sts), w.all())
     return waitall_slow(n, reqs, sts);
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
+    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Testall(n, reqs, flag, sts) : testall_slow(n, reqs, flag, sts),
+                     if (*flag) w.all())
     return testall_slow(n, reqs, flag, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitany(n, reqs, index, st);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitany(n, reqs, index, st);
+    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Waitany(n, reqs, index, st) : waitany_slow(n, reqs, index, st),
+                     w.index(*index))
     return waitany_slow(n, reqs, index, st);
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
+    COLLPLAN_WATCHED(n, reqs,
+                     COLLPLAN_NONE_LIVE() ? PMPI_Testany(n, reqs, index, flag, st) : testany_slow(n, reqs, index, flag, st),
+                     if (*flag) w.index(*index))
     return testany_slow(n, reqs, index, flag, st);
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+    COLLPLAN_WATCHED(n, reqs,
+                     COLLPLAN_NONE_LIVE() ? PMPI_Waitsome(n, reqs, outcount, indices, sts)
+                                          : waitsome_slow(n, reqs, outcount, indices, sts),
+                     w.some(*outcount, indices))
     return waitsome_slow(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    COLLPLAN_WATCHED(n, reqs,
+                     COLLPLAN_NONE_LIVE() ? PMPI_Testsome(n, reqs, outcount, indices, sts)
+                                          : testsome_slow(n, reqs, outcount, indices, sts),
+                     w.some(*outcount, indices))
     return testsome_slow(n, reqs, outcount, indices, sts);
 }
 
@@ -947,6 +975,7 @@ int MPI_Request_get_status(MPI_Request r, int* flag, MPI_Status* st) {
 }
 
 int MPI_Request_free(MPI_Request* r) {
+    if (g_watch_requests) [[unlikely]] profile_freed(r);
     if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_free(r);
     return request_free_slow(r);
 }
@@ -977,16 +1006,26 @@ int MPI_Cancel(MPI_Request* r) {
 }
 
 int MPI_Start(MPI_Request* r) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Start(r);
-    return start_one(r);
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Start(r);
+    const int64_t enter = g_watch_requests ? profile_now() : 0;
+    const MPI_Request started = *r;
+    const ProfileInside inside(g_profile);  // (the schedule's own sends are not the program's)
+    const int rc = COLLPLAN_NONE_LIVE() ? PMPI_Start(r) : start_one(r);
+    if (g_watch_requests && rc == MPI_SUCCESS) profile_started(1, &started, enter);
+    return rc;
 }
 
 // In the order of the array (collplan's persistent requests may be started in any order: Request::pin_tags).
 int MPI_Startall(int n, MPI_Request reqs[]) {
-    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Startall(n, reqs);
-    for (int i = 0; i < n; ++i)
-        if (const int rc = start_one(&reqs[i]); rc != MPI_SUCCESS) return rc;
-    return MPI_SUCCESS;
+    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Startall(n, reqs);
+    const int64_t enter = g_watch_requests ? profile_now() : 0;
+    int rc = MPI_SUCCESS;
+    const ProfileInside inside(g_profile);
+    if (COLLPLAN_NONE_LIVE()) rc = PMPI_Startall(n, reqs);
+    else
+        for (int i = 0; i < n && rc == MPI_SUCCESS; ++i) rc = start_one(&reqs[i]);
+    if (g_watch_requests && rc == MPI_SUCCESS) profile_started(n, reqs, enter);
+    return rc;
 }
 
 #if COLLPLAN_HAVE_MPI_4_1
@@ -1016,21 +1055,29 @@ MPI_Request MPI_Request_f2c(MPI_Fint f) { return request_f2c(f); }
 // Blocking point-to-point calls: the MPI library's own unless a collplan schedule runs (one load and a branch).
 #define COLLPLAN_QUIET() (g_nrunning.load(std::memory_order_relaxed) == 0 || t_inside)
 
+// COLLPLAN_PROFILE: the program's sends, counted per peer (profile_sent) -- not those of collplan's schedules, which
+// run inside a recorded collective or MPI_Start (t_profile_inside) or while the schedules are advanced (t_inside).
+#define COLLPLAN_SENT(comm, dst, n, t) \
+    if (g_profile && !t_profile_inside && !t_inside) [[unlikely]] profile_sent(comm, dst, static_cast<int64_t>(n), t)
+
 #define COLLPLAN_BLOCKING_P2P(Count, C)                                                                               \
     int MPI_Recv##C(void* buf, Count n, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status* st) {           \
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Recv##C(buf, n, t, src, tag, comm, st);                           \
         return blocking([&](MPI_Request* r) { return PMPI_Irecv##C(buf, n, t, src, tag, comm, r); }, st);             \
     }                                                                                                                  \
     int MPI_Send##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                      \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Send##C(buf, n, t, dst, tag, comm);                               \
         return blocking([&](MPI_Request* r) { return PMPI_Isend##C(buf, n, t, dst, tag, comm, r); }, MPI_STATUS_IGNORE); \
     }                                                                                                                  \
     int MPI_Ssend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Ssend##C(buf, n, t, dst, tag, comm);                              \
         return blocking([&](MPI_Request* r) { return PMPI_Issend##C(buf, n, t, dst, tag, comm, r); }, MPI_STATUS_IGNORE); \
     }                                                                                                                  \
     int MPI_Sendrecv##C(const void* sb, Count sn, MPI_Datatype stype, int dst, int stag, void* rb, Count rn,           \
                         MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* st) {                       \
+        COLLPLAN_SENT(comm, dst, sn, stype);                                                                           \
         if (COLLPLAN_QUIET()) [[likely]]                                                                               \
             return PMPI_Sendrecv##C(sb, sn, stype, dst, stag, rb, rn, rtype, src, rtag, comm, st);                     \
         return blocking2([&](MPI_Request* r) {                                                                         \
@@ -1041,6 +1088,30 @@ MPI_Request MPI_Request_f2c(MPI_Fint f) { return request_f2c(f); }
     int MPI_Mrecv##C(void* buf, Count n, MPI_Datatype t, MPI_Message* m, MPI_Status* st) {                            \
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Mrecv##C(buf, n, t, m, st);                                       \
         return blocking([&](MPI_Request* r) { return PMPI_Imrecv##C(buf, n, t, m, r); }, st);                          \
+    }                                                                                                                  \
+    int MPI_Rsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Rsend##C(buf, n, t, dst, tag, comm);                                                               \
+    }                                                                                                                  \
+    int MPI_Bsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Bsend##C(buf, n, t, dst, tag, comm);                                                               \
+    }                                                                                                                  \
+    int MPI_Isend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {     \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Isend##C(buf, n, t, dst, tag, comm, r);                                                            \
+    }                                                                                                                  \
+    int MPI_Issend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Issend##C(buf, n, t, dst, tag, comm, r);                                                           \
+    }                                                                                                                  \
+    int MPI_Irsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Irsend##C(buf, n, t, dst, tag, comm, r);                                                           \
+    }                                                                                                                  \
+    int MPI_Ibsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
+        return PMPI_Ibsend##C(buf, n, t, dst, tag, comm, r);                                                           \
     }
 COLLPLAN_BLOCKING_P2P(int, )
 #if COLLPLAN_HAVE_LARGE_COUNT  // the large-count versions (MPICH; Open MPI 5.0 declares none)
@@ -1050,6 +1121,7 @@ COLLPLAN_BLOCKING_P2P(MPI_Count, _c)
 
 int MPI_Sendrecv_replace(void* buf, int n, MPI_Datatype t, int dst, int stag, int src, int rtag, MPI_Comm comm,
                          MPI_Status* st) {
+    COLLPLAN_SENT(comm, dst, n, t);
     if (COLLPLAN_QUIET()) [[likely]] return PMPI_Sendrecv_replace(buf, n, t, dst, stag, src, rtag, comm, st);
     return sendrecv_replace(buf, n, t, dst, stag, src, rtag, comm, st);
 }
