@@ -3,7 +3,7 @@
  * MPI_Waitall with point-to-point requests, MPI_Waitany and MPI_Testsome, persistent started twice, on
  * MPI_COMM_WORLD, a split communicator, a duplicate used before the communicator it duplicates and a
  * non-commutative user operation -- with point-to-point sends between them and a known compute gap (usleep).
- * It checks its own results and prints "pmpi_profile: ok" on rank 0. */
+ * With an argument N, N more allreduces follow. It checks its own results and prints "pmpi_profile: ok" on rank 0. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +126,11 @@ int main(int argc, char** argv) {
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     free(ga), free(counts), free(displs), free(mine), free(all), free(sc), free(sd), free(rc), free(rd), free(sb), free(rb);
+    /* argv[1] = N: N more allreduces of one double (the recorder's buffer fills and is written while it runs) */
+    const long more = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+    for (long i = 0; i < more; ++i) MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     int bad = 0;
-    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);  /* 10: the last call */
+    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);  /* the last call */
     if (rank == 0) printf(bad ? "pmpi_profile: %d checks failed\n" : "pmpi_profile: ok\n", bad);
     MPI_Finalize();
     return bad != 0;

@@ -1391,7 +1391,10 @@ int MPI_Finalize() {
 #define COLLPLAN_RECORDED(id, args, K, reqp)                   \
     if (ProfileComm pv; g_profile && profile_comm(comm, pv)) { \
         ProfileCall pc{C::id, K};                              \
-        COLLPLAN_DESCRIBE_##args(id);                          \
+        {                                                      \
+            MaybeLock lock(g_locking); /* (info_of's cache) */ \
+            COLLPLAN_DESCRIBE_##args(id);                      \
+        }                                                      \
         const ProfileInside inside(true);                      \
         pc.enter_ns = profile_now();                           \
         const int rc = COLLPLAN_RUN_##args(id, K);             \
