@@ -1,10 +1,10 @@
 // libcollplan_pmpi.so, the recorder of COLLPLAN_PROFILE=DIR (profile.hpp; the format: docs/profile.md).
 //
 // Per rank: records of fixed size in a buffer (calls, completions, communicators first used), per-member values in
-// an arena beside it, and the point-to-point summary per peer. When the buffer or the arena fills, and at
-// MPI_Finalize, they are formatted (std::to_chars) and written with one fwrite to DIR/collplan.<world rank>.prof,
-// opened at MPI_Init: memory stays bounded however long the program runs, and a rank that dies keeps what was
-// written (a file without its `end` line, which readers report). Communicators are numbered locally, in the order
+// an arena beside it, and the point-to-point summary per peer. When the buffer or the arena fills they are copied
+// as they are to DIR/collplan.<world rank>.prof.spill (memory stays bounded however long the program runs); at
+// MPI_Finalize everything is formatted (std::to_chars) into DIR/collplan.<world rank>.prof, whose header MPI_Init
+// wrote, and the spill file removed. A rank that dies leaves a file without its `end` line (readers report it). Communicators are numbered locally, in the order
 // of first use, with no communication (a collective inserted to agree on a number could deadlock a legal program
 // whose first call on a communicator is non-blocking); readers match them by member list (docs/profile.md).
 #include "collplan/pmpi/profile.hpp"
@@ -20,6 +20,7 @@
 #include <ctime>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace collplan::mpi::pmpi {
@@ -77,7 +78,8 @@ struct Persistent {  // a recorded persistent request: its init line, and how of
 
 struct Recorder {
     std::FILE* file = nullptr;
-    std::string path;
+    std::FILE* spill = nullptr;  // full buffers, until MPI_Finalize formats them (spill())
+    std::string path, spill_path;
     int rank = 0, size = 0;
     std::vector<Line> lines;
     std::vector<uint64_t> arena;
@@ -115,8 +117,7 @@ void set_watch() { g_watch_requests = !g_rec->pending.empty() || !g_rec->persist
 // ------------------------------------------------------------------------------------------------ the file
 struct Text {
     std::string s;
-    void put(const char* t) { s += t; }
-    void put(const std::string& t) { s += t; }
+    void put(std::string_view t) { s.append(t.data(), t.size()); }
     template <class I>
     void num(I v) {
         char b[24];
@@ -138,7 +139,7 @@ void format(Text& t, const Line& l, const std::vector<uint64_t>& arena) {
         case What::call:
             t.put("call");
             t.num(l.seq);
-            t.put(" "), t.put(std::string(describe(l.f).name));
+            t.put(" "), t.put(describe(l.f).name);
             t.put(" "), t.put(kind_text(l.kind, l.start));
             t.num(l.comm);
             t.num(l.cseq);
@@ -175,16 +176,57 @@ void write_text(const std::string& s) {
     }
 }
 
-// The buffered records out to the file (the buffer and the arena are empty after).
-void flush() {
-    Recorder& r = *g_rec;
+// The buffered records formatted into the file.
+void format_all(const std::vector<Line>& lines, const std::vector<uint64_t>& arena) {
     Text t;
-    t.s.reserve(r.lines.size() * 96 + r.arena.size() * 8);
-    for (const Line& l : r.lines) {
-        format(t, l, r.arena);
-        if (l.what == What::call) ++r.written_calls;
+    t.s.reserve(lines.size() * 96 + arena.size() * 8);
+    for (const Line& l : lines) {
+        format(t, l, arena);
+        if (l.what == What::call) ++g_rec->written_calls;
     }
     write_text(t.s);
+}
+
+// The buffers are full while the program runs: they go as they are (a few hundred microseconds of copying per
+// 8,192 calls) to DIR/collplan.<rank>.prof.spill, formatted only at MPI_Finalize -- formatting them now would cost
+// every call about 0.1 us (bench/README.md, "Drop-in overhead"). The buffer and the arena are empty after.
+void spill() {
+    Recorder& r = *g_rec;
+    if (!r.spill && r.file) {
+        r.spill = std::fopen(r.spill_path.c_str(), "w+b");
+        if (!r.spill && r.failed.empty()) r.failed = "cannot write " + r.spill_path + ": " + std::strerror(errno);
+    }
+    const uint64_t head[2] = {r.lines.size(), r.arena.size()};
+    if (r.spill && (std::fwrite(head, sizeof head, 1, r.spill) != 1 ||
+                    std::fwrite(r.lines.data(), sizeof(Line), r.lines.size(), r.spill) != r.lines.size() ||
+                    std::fwrite(r.arena.data(), sizeof(uint64_t), r.arena.size(), r.spill) != r.arena.size())) {
+        if (r.failed.empty()) r.failed = "cannot write " + r.spill_path + ": " + std::strerror(errno);
+        std::fclose(r.spill), r.spill = nullptr;
+    }
+    r.lines.clear();
+    r.arena.clear();
+}
+
+// At MPI_Finalize: the spilled records, then the buffered ones, formatted into the file.
+void finish() {
+    Recorder& r = *g_rec;
+    if (r.spill) {
+        std::rewind(r.spill);
+        std::vector<Line> lines;
+        std::vector<uint64_t> arena;
+        for (uint64_t head[2]; std::fread(head, sizeof head, 1, r.spill) == 1;) {
+            lines.resize(head[0]), arena.resize(head[1]);
+            if (std::fread(lines.data(), sizeof(Line), lines.size(), r.spill) != lines.size() ||
+                std::fread(arena.data(), sizeof(uint64_t), arena.size(), r.spill) != arena.size()) {
+                if (r.failed.empty()) r.failed = "cannot read back " + r.spill_path;
+                break;
+            }
+            format_all(lines, arena);
+        }
+        std::fclose(r.spill), r.spill = nullptr;
+        std::remove(r.spill_path.c_str());
+    }
+    format_all(r.lines, r.arena);
     r.lines.clear();
     r.arena.clear();
 }
@@ -192,7 +234,7 @@ void flush() {
 // Room for one more record with n values (a write first where the buffers are full).
 void reserve(uint64_t n) {
     Recorder& r = *g_rec;
-    if (r.lines.size() >= kMaxLines || (r.arena.size() + n > kMaxValues && !r.arena.empty())) flush();
+    if (r.lines.size() >= kMaxLines || (r.arena.size() + n > kMaxValues && !r.arena.empty())) spill();
 }
 
 uint64_t put_values(const uint64_t* v, uint64_t n) {
@@ -313,7 +355,7 @@ void profile_open() {
     }
     g_rec = new Recorder;
     Recorder& r = *g_rec;
-    r.file = f, r.path = path, r.rank = rank, r.size = size;
+    r.file = f, r.path = path, r.spill_path = path + ".spill", r.rank = rank, r.size = size;
     r.lines.reserve(kMaxLines);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &r.keyval, nullptr);
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -343,7 +385,7 @@ void profile_close() {
     Recorder& r = *g_rec;
     const int64_t fin = profile_now() - g_zero;
     g_profile = false, g_watch_requests = false;
-    flush();
+    finish();
     Text t;
     for (const auto& [peer, mb] : r.p2p) {
         t.put("p2p");
