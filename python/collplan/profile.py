@@ -873,12 +873,12 @@ def export_simgrid_ti(prof: Profile, outdir: str, flops_rate: float = 1e9) -> di
     files[SIMGRID_INDEX] = "".join(f"rank-{r}.txt\n" for r in range(P))
     notes = []
     if skipped:
-        notes.append(f"{skipped} call(s) on communicators other than all {P} ranks are skipped (SimGrid's "
-                     "time-independent collectives run on MPI_COMM_WORLD); the compute before them is kept, the "
-                     "time in them is not")
+        notes.append(f"{skipped} call lines (of all ranks) on communicators other than all {P} ranks are skipped "
+                     "(SimGrid's time-independent collectives run on MPI_COMM_WORLD); the compute before them is "
+                     "kept, the time in them is not")
     if nonblocking:
-        notes.append(f"{nonblocking} non-blocking call(s) or persistent start(s) replay as blocking collectives "
-                     "where they started (the format has no non-blocking collectives)")
+        notes.append(f"{nonblocking} non-blocking call lines or persistent starts (of all ranks) replay as blocking "
+                     "collectives where they started (the format has no non-blocking collectives)")
     notes.append("reductions replay without computation (comp size 0); point-to-point messages are not in the "
                  "trace (the profile has per-peer totals only), their time is in the compute")
     return {"format": "simgrid-ti", "files": _write_files(outdir, files), "index": SIMGRID_INDEX,

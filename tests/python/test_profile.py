@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -443,3 +445,78 @@ def test_record_needs_a_command(tmp_path, capsys):
     assert "give the program to record" in capsys.readouterr().err
     assert main(["profile", "--", "true"]) == 2
     assert "-o DIR is required" in capsys.readouterr().err
+
+
+def schedgen_get(line: str, k: int) -> str:
+    """Field k of a trace line as Schedgen reads it (process_trace.cpp, htorMatch::get): the text after the
+    (k-1)-th ':' or ',' of the line, up to the next one."""
+    seps = [i for i, ch in enumerate(line) if ch in ":,"] + [len(line)]
+    return line[seps[k - 1] + 1:seps[k]]
+
+
+# per function, where Schedgen's reader takes (start, count, type size, comm, comm size, end, [root | request])
+SCHEDGEN_FIELDS = {"MPI_Barrier": (1, None, None, 2, 4, 5, None), "MPI_Allreduce": (1, 4, 6, 9, 11, 12, None),
+                   "MPI_Iallreduce": (1, 4, 6, None, 11, 13, 12), "MPI_Bcast": (1, 3, 5, 8, 10, 11, 7),
+                   "MPI_Allgather": (1, 3, 5, 12, 14, 15, None), "MPI_Reduce": (1, 4, 6, 10, 12, 13, 9),
+                   "MPI_Alltoall": (1, 3, 5, 12, 14, 15, None)}
+
+
+def test_liballprof_fields_where_schedgen_reads_them(tmp_path):
+    """Every call Schedgen models, read at the positions its reader uses: the times, count x type size = bytes,
+    the communicator's number and size, the root, the request of the non-blocking allreduce and its MPI_Wait."""
+    files = {}
+    for r in range(2):
+        k = Rank(r, 2)
+        k.comm(0, [0, 1])
+        k.call("barrier", "b", 0, 0)
+        k.call("allreduce", "b", 0, 1, nbytes=4096, ts=8, op="sum", com=1)
+        _, ex = k.call("allreduce", "nb", 0, 2, nbytes=64, ts=4, op="max", com=1)
+        k.done(2, ex + 200, ex + 500)
+        k.call("bcast", "b", 0, 3, root=1, nbytes=100, ts=1)
+        k.call("allgather", "b", 0, 4, nbytes=48, ts=8)
+        k.call("reduce", "b", 0, 5, root=0, nbytes=16, ts=8, op="sum", com=1)
+        k.call("alltoall", "b", 0, 6, nbytes=24, ts=4)
+        k.close()
+        files[r] = k.text()
+    p = pf.load(write(tmp_path / "d", files))
+    pf.export_liballprof(p, str(tmp_path / "ap"))
+    base = min(r.init_exit_s for r in p.ranks)
+    for rank in p.ranks:
+        text = (tmp_path / "ap" / pf.liballprof_file(rank.rank)).read_text().splitlines()
+        lines = [ln for ln in text if ln.startswith("MPI_")]
+        assert schedgen_get(lines[0], 4) == str(round((rank.init_exit_s - base) * 1e6))  # MPI_Init's end
+        calls = iter(rank.calls)
+        for ln in lines[1:-1]:
+            name = ln.split(":", 1)[0]
+            if name == "MPI_Wait":
+                assert schedgen_get(ln, 2) == req and float(schedgen_get(ln, 4)) == round((c.done_s - base) * 1e6)
+                continue
+            c = next(calls)
+            start, count, size, comm, psize, end, extra = SCHEDGEN_FIELDS[name]
+            assert float(schedgen_get(ln, start)) == round((c.enter_s - base) * 1e6)
+            assert float(schedgen_get(ln, end)) == round((c.exit_s - base) * 1e6)
+            assert int(schedgen_get(ln, psize)) == 2
+            if comm:
+                assert int(schedgen_get(ln, comm)) == 0
+            if count:
+                assert int(schedgen_get(ln, count)) * int(schedgen_get(ln, size)) == c.bytes
+            if name in ("MPI_Bcast", "MPI_Reduce"):
+                assert int(schedgen_get(ln, extra)) == c.root
+            if name == "MPI_Iallreduce":
+                req = schedgen_get(ln, extra)
+        assert next(calls, None) is None
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None, reason="SimGrid's smpirun is not installed")
+def test_simgrid_replays_the_export(std, tmp_path):
+    """Where SimGrid is installed: smpirun -replay runs the export to its end."""
+    pf.export_simgrid_ti(pf.load(std), str(tmp_path / "ti"))
+    (tmp_path / "p.xml").write_text(
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
+        "bw=\"10GBps\" lat=\"1us\"/>\n</platform>\n")
+    (tmp_path / "hosts").write_text("".join(f"node-{i}\n" for i in range(4)))
+    r = subprocess.run(["smpirun", "-np", "4", "-platform", str(tmp_path / "p.xml"), "-hostfile",
+                        str(tmp_path / "hosts"), "-replay", pf.SIMGRID_INDEX], cwd=tmp_path / "ti",
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Simulation time" in r.stderr + r.stdout, r.stderr[-2000:]
