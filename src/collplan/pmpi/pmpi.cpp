@@ -753,10 +753,9 @@ template <class Count>
 void describe_counts(ProfileCall& pc, const ProfileComm& v, const Count* counts, MPI_Datatype t) {
     describe_type(pc, t, 0);
     if (v.inter || !counts || t == MPI_DATATYPE_NULL) return;
-    std::vector<uint64_t>& out = profile_values();
-    pc.values = &out;
     const uint64_t size = static_cast<uint64_t>(pc.type_size);
-    for (int j = 0; j < v.size; ++j) pc.bytes += out.emplace_back(static_cast<uint64_t>(counts[j]) * size);
+    pc.values.reserve(static_cast<size_t>(v.size));
+    for (int j = 0; j < v.size; ++j) pc.bytes += pc.values.emplace_back(static_cast<uint64_t>(counts[j]) * size);
 }
 
 // A call of bytes with a non-contiguous datatype: the input packed (in place: out of the receive buffer), the

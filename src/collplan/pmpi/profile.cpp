@@ -27,7 +27,7 @@ namespace collplan::mpi::pmpi {
 
 bool g_profile = false;
 bool g_watch_requests = false;
-thread_local bool t_profile_inside = false;
+thread_local bool t_profile_inside __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 
@@ -86,6 +86,10 @@ struct Recorder {
     uint64_t next_seq = 0, written_calls = 0;
     int64_t last_exit = 0;  // relative: the previous call line's exit (or MPI_Init's)
     std::unordered_map<uint64_t, CommRec> comms;
+    uint64_t last_key = 0;       // the communicator of the last call, and its record (a program calls on few)
+    CommRec* last = nullptr;
+    MPI_Op last_op = MPI_OP_NULL;  // the operation of the last reduction, and its index in kOps
+    uint8_t last_op_index = 0;
     uint32_t next_comm = 0;
     int keyval = MPI_KEYVAL_INVALID;
     std::unordered_map<uint64_t, Pending> pending;
@@ -239,13 +243,26 @@ void reserve(uint64_t n) {
 
 uint64_t put_values(const uint64_t* v, uint64_t n) {
     const uint64_t at = g_rec->arena.size();
-    g_rec->arena.insert(g_rec->arena.end(), v, v + n);
+    if (n > 0) g_rec->arena.insert(g_rec->arena.end(), v, v + n);
     return at;
+}
+
+// The operation's index in kOps (kUserOp: not predefined).
+uint8_t op_index(MPI_Op op) {
+    Recorder& r = *g_rec;
+    if (op == r.last_op) return r.last_op_index;
+    uint8_t k = kUserOp;
+    for (uint8_t i = 0; i < kUserOp; ++i)
+        if (kOps[i].op == op) k = i;
+    r.last_op = op, r.last_op_index = k;
+    return k;
 }
 
 // ------------------------------------------------------------------------------------------ communicators
 int forget(MPI_Comm, int, void* key, void*) {
-    if (g_rec) g_rec->comms.erase(reinterpret_cast<uintptr_t>(key));
+    if (!g_rec) return MPI_SUCCESS;
+    g_rec->comms.erase(reinterpret_cast<uintptr_t>(key));
+    g_rec->last_key = 0, g_rec->last = nullptr;
     return MPI_SUCCESS;
 }
 
@@ -253,7 +270,8 @@ int forget(MPI_Comm, int, void* key, void*) {
 CommRec& comm_rec(MPI_Comm comm) {
     Recorder& r = *g_rec;
     const uint64_t key = handle_key(comm);
-    if (auto it = r.comms.find(key); it != r.comms.end()) return it->second;
+    if (key == r.last_key && r.last) return *r.last;
+    if (auto it = r.comms.find(key); it != r.comms.end()) return r.last_key = key, *(r.last = &it->second);
     CommRec c;
     c.id = r.next_comm++;
     int inter = 0;
@@ -322,7 +340,6 @@ std::string one_line(std::string s) {
     return s;
 }
 
-thread_local std::vector<uint64_t> t_values;  // a description's per-member values
 
 }  // namespace
 
@@ -412,11 +429,6 @@ bool profile_comm(MPI_Comm comm, ProfileComm& out) {
     return true;
 }
 
-std::vector<uint64_t>& profile_values() {
-    t_values.clear();
-    return t_values;
-}
-
 void profile_record(MPI_Comm comm, ProfileCall& call, int rc, const MPI_Request* req) {
     const int64_t exit = profile_now();
     MaybeLock lock(g_locking);
@@ -427,16 +439,13 @@ void profile_record(MPI_Comm comm, ProfileCall& call, int rc, const MPI_Request*
     l.f = call.f, l.kind = call.kind, l.comm = c.id, l.cseq = c.cseq++, l.root = call.root;
     l.bytes = call.bytes, l.type_size = call.type_size, l.contiguous = call.contiguous;
     if (describe(call.f).reduction) {
-        l.op = kUserOp;
-        for (uint8_t i = 0; i < kUserOp; ++i)
-            if (kOps[i].op == call.op) l.op = i;
+        l.op = op_index(call.op);
         int commute = 1;
         if (l.op == kUserOp && call.op != MPI_OP_NULL) PMPI_Op_commutative(call.op, &commute);
         l.commutative = static_cast<int8_t>(commute != 0);
     }
     l.enter = call.enter_ns - g_zero, l.exit = exit - g_zero;
-    const std::vector<uint64_t> none;
-    const std::vector<uint64_t>& v = call.values ? *call.values : none;
+    const std::vector<uint64_t>& v = call.values;
     l.nvalues = v.size();
     const uint64_t seq = append_call(l, v.data());
     if (rc != MPI_SUCCESS || !req || *req == MPI_REQUEST_NULL) return;

@@ -21,7 +21,7 @@ extern bool g_profile;         // COLLPLAN_PROFILE set and the rank's file open 
 extern bool g_watch_requests;  // recorded non-blocking or persistent requests exist: the request calls report them
 
 // Inside a recorded collective call or MPI_Start: the sends of collplan's schedules are not the program's.
-extern thread_local bool t_profile_inside;
+extern thread_local bool t_profile_inside __attribute__((tls_model("initial-exec")));
 struct ProfileInside {
     bool was;
     explicit ProfileInside(bool on) : was(t_profile_inside) { t_profile_inside = was || on; }
@@ -44,7 +44,7 @@ struct ProfileCall {
     int64_t type_size = 0;
     bool contiguous = true;
     MPI_Op op = MPI_OP_NULL;       // reductions only
-    std::vector<uint64_t>* values = nullptr;  // per member (the recorder's scratch, see profile_values())
+    std::vector<uint64_t> values;  // per member (allgatherv, reduce_scatter, alltoallv)
     int64_t enter_ns = 0;
 };
 
@@ -60,8 +60,6 @@ void profile_close();
 
 // The communicator of a call about to be recorded (looked up, or learnt now); false: not recorded (MPI_COMM_NULL).
 bool profile_comm(MPI_Comm comm, ProfileComm& out);
-// The scratch vector a description fills with per-member values (cleared).
-std::vector<uint64_t>& profile_values();
 // The call returned (rc): its line. Non-blocking (req: the program's request) -- its completion is watched;
 // persistent init -- its MPI_Start calls are recorded.
 void profile_record(MPI_Comm comm, ProfileCall& call, int rc, const MPI_Request* req);
