@@ -520,3 +520,28 @@ def test_simgrid_replays_the_export(std, tmp_path):
                         str(tmp_path / "hosts"), "-replay", pf.SIMGRID_INDEX], cwd=tmp_path / "ti",
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Simulation time" in r.stderr + r.stdout, r.stderr[-2000:]
+
+
+def test_launcher_installation(tmp_path, monkeypatch):
+    """Without --mpi: the installation whose mpiexec the command's launcher is, else the family its --version
+    names; never a program that is not a launcher (it is not run with --version)."""
+    from collplan.commands import profile as cmd
+    dirs = {}
+    for name, text in (("ompi", "mpirun (Open MPI) 5.0.8"), ("mp", "HYDRA build details:")):
+        d = tmp_path / name / "bin"
+        d.mkdir(parents=True)
+        for n in ("mpirun", "mpiexec.x"):
+            (d / n).write_text(f"#!/bin/sh\necho '{text}'\n")
+            (d / n).chmod(0o755)
+        dirs[name] = d
+    monkeypatch.setattr(cmd.cmpi, "installations", lambda: {
+        "ompi": {"family": "openmpi", "mpiexec": str(dirs["ompi"] / "mpirun")},
+        "mp": {"family": "mpich", "mpiexec": str(dirs["mp"] / "mpirun")}})
+    assert cmd.launcher_installation(str(dirs["ompi"] / "mpirun")) == "ompi"
+    assert cmd.launcher_installation(str(dirs["mp"] / "mpiexec.x")) == "mp"
+    elsewhere = tmp_path / "mpiexec"
+    elsewhere.write_text("#!/bin/sh\necho 'Open MPI'\n")
+    elsewhere.chmod(0o755)
+    assert cmd.launcher_installation(str(elsewhere)) == "ompi"
+    assert cmd.launcher_installation(sys.executable) is None
+    assert cmd.launcher_installation(str(tmp_path / "mpirun-missing")) is None

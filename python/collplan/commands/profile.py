@@ -96,27 +96,35 @@ def cmd_profile(args) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ record
+LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
+
+
 def launcher_installation(argv0: str) -> str | None:
-    """The MPI installation whose launcher argv0 is: the same file as an installation's mpiexec or in its
-    directory, else the family `argv0 --version` names (its first installation); None when it cannot be told."""
+    """The MPI installation whose launcher argv0 is (a program named mpirun, mpiexec, orterun or prterun, with any
+    suffix): the one whose mpiexec is the same file; else of the family `argv0 --version` names, the one whose
+    mpiexec is beside it or the family's first; else the one whose mpiexec is beside it. None for any other program
+    or when it cannot be told."""
     built = cmpi.installations()
     exe = shutil.which(argv0)
-    if not exe or not built:
+    if not exe or not built or not os.path.basename(argv0).startswith(LAUNCHERS):
         return None
     real = os.path.realpath(exe)
-    for name, info in built.items():
-        launcher = info.get("mpiexec") or ""
-        if launcher and (os.path.realpath(launcher) == real or
-                         os.path.dirname(os.path.realpath(launcher)) == os.path.dirname(real)):
-            return name
+    launchers = {name: os.path.realpath(info["mpiexec"]) for name, info in built.items() if info.get("mpiexec")}
+    same = [name for name, path in launchers.items() if path == real]
+    beside = [name for name, path in launchers.items() if os.path.dirname(path) == os.path.dirname(real)]
+    if same:
+        return same[0]
     try:
         out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
         text = out.stdout + out.stderr
     except (OSError, subprocess.SubprocessError):
-        return None
+        text = ""
     family = "openmpi" if ("Open MPI" in text or "OpenRTE" in text or "PRRTE" in text) else \
         "mpich" if ("HYDRA" in text or "MPICH" in text or "Intel(R) MPI" in text) else None
-    return next((n for n, info in built.items() if info["family"] == family), None)
+    if family is None:
+        return beside[0] if beside else None
+    ours = [name for name, info in built.items() if info["family"] == family]
+    return next((n for n in ours if n in beside), ours[0] if ours else None)
 
 
 def _record(args, command: list[str]) -> int:
