@@ -1205,11 +1205,13 @@ void after_init(int provided) {
     g_locking = provided == MPI_THREAD_MULTIPLE;
     g_stats_on = config().stats;
     const uint64_t h = fnv1a(config().fingerprint);
-    unsigned long long mine[2] = {h, ~h}, all[2] = {0, 0};
-    if (PMPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
-    g_agreed = all[0] == mine[0] && all[1] == mine[1];
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    // With the fingerprints, rank 0's clock and host, for COLLPLAN_PROFILE's common time zero (profile.hpp).
+    const ProfileClock clock = profile_clock();
+    unsigned long long mine[4] = {h, ~h, rank == 0 ? clock.now_ns : 0, rank == 0 ? clock.host : 0}, all[4] = {};
+    if (PMPI_Allreduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
+    g_agreed = all[0] == mine[0] && all[1] == mine[1];
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
     for (size_t i = 0; i < kNumColl; ++i) g_active[i] = config().active[i] || config().verbose;
     for (bool a : g_active) g_forget = g_forget || a;
@@ -1221,7 +1223,7 @@ void after_init(int provided) {
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
     progress_init(provided, rank);
-    profile_open();  // time zero: the agreement above
+    profile_open(ProfileClock{all[2], all[3]});
     g_watch = g_stats_on || g_profile;
 }
 

@@ -351,10 +351,19 @@ int64_t profile_now() {
 
 void profile_init_entered() { g_init_enter = profile_now(); }
 
-void profile_open() {
+ProfileClock profile_clock() {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (const char* c = host; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    return ProfileClock{static_cast<unsigned long long>(profile_now()), h | 1};
+}
+
+void profile_open(ProfileClock rank0) {
     const char* dir = std::getenv("COLLPLAN_PROFILE");
     if (!dir || !*dir) return;
-    g_zero = profile_now();
+    const ProfileClock here = profile_clock();
+    g_zero = here.host == rank0.host ? static_cast<int64_t>(rank0.now_ns) : static_cast<int64_t>(here.now_ns);
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -389,10 +398,10 @@ void profile_open() {
     t.put("collplan-profile 1\nrank");
     t.num(rank), t.num(size);
     t.put("\nmpi " + (v.empty() ? std::string("unknown") : v) + "\nhost " + (h.empty() ? "unknown" : h) + "\ninit");
-    t.num(g_init_enter - g_zero), t.num(int64_t{0});
+    t.num(g_init_enter - g_zero), t.num(static_cast<int64_t>(here.now_ns) - g_zero);
     t.put("\n");
     write_text(t.s);
-    r.last_exit = 0;
+    r.last_exit = static_cast<int64_t>(here.now_ns) - g_zero;
     g_profile = r.file != nullptr;
 }
 

@@ -52,9 +52,16 @@ struct ProfileCall {
 int64_t profile_now();
 // The time MPI_Init was entered (called first thing in MPI_Init and MPI_Init_thread).
 void profile_init_entered();
-// After MPI_Init's agreement (time zero): opens DIR/collplan.<rank>.prof when COLLPLAN_PROFILE is set. A directory
-// or file that cannot be written: a warning on stderr, and this rank records nothing.
-void profile_open();
+// A monotonic clock reading (ns) and the host it was read on (a hash of its name).
+struct ProfileClock {
+    unsigned long long now_ns = 0, host = 0;
+};
+ProfileClock profile_clock();
+// After MPI_Init's agreement, which gave every rank rank 0's clock reading from just before it: opens
+// DIR/collplan.<rank>.prof when COLLPLAN_PROFILE is set. Time zero is rank 0's reading on rank 0's host (one clock:
+// the ranks' times agree exactly), and the end of the agreement elsewhere (within its skew). A directory or file
+// that cannot be written: a warning on stderr, and this rank records nothing.
+void profile_open(ProfileClock rank0);
 // At MPI_Finalize (before the MPI library's): the point-to-point summary, the last records and the end line.
 void profile_close();
 
