@@ -412,6 +412,8 @@ def _read_rank(path: str, name: str, rank: int):
                                       "exit >= enter)")
                 call.done_enter_s, call.done_s = enter * NS, exit_ * NS
             elif kw == "p2p":
+                if stage == "finalized":
+                    raise lines.error("'p2p' after 'finalize' (allowed: p2p lines, then finalize, then end)")
                 stage = "close"
                 _fields(lines, parts, 4, "p2p <peer world rank> <messages> <bytes>")
                 peer = _int(lines, parts[1], "peer", 0, size - 1)
@@ -573,6 +575,7 @@ def _match_instances(prof: Profile) -> None:
                 groups.setdefault((c.comm, c.cseq, c.start), {})[r.rank] = c
     instances = []
     dropped: list[tuple] = []
+    disagree: list[str] = []
     for key, by_rank in groups.items():
         comm = prof.comms[key[0]]
         if len(by_rank) != comm.size:
@@ -580,7 +583,9 @@ def _match_instances(prof: Profile) -> None:
             continue
         calls = [by_rank[w] for w in comm.world_ranks]
         inst = Instance(comm, calls[0].collective, calls)
-        _check_instance(prof, inst)
+        why = _disagreement(inst)
+        if why:
+            disagree.append(why)
         instances.append(inst)
     if dropped:
         dropped.sort()
@@ -588,28 +593,31 @@ def _match_instances(prof: Profile) -> None:
         more = f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
         prof.warnings.append(f"{len(dropped)} collective(s) lack a member's call (a cut file) and are left out of "
                              f"the instances: {shown}{more}")
+    prof.warnings += disagree[:5]
+    if len(disagree) > 5:
+        prof.warnings.append(f"... and {len(disagree) - 5} more collectives whose members disagree")
     instances.sort(key=lambda i: (i.enter_s(), i.key))
     prof._instances = instances
 
 
-def _check_instance(prof: Profile, inst: Instance) -> None:
-    """Warn where the members' calls of one instance disagree where MPI has them agree."""
+def _disagreement(inst: Instance) -> str | None:
+    """Where the members' calls of one instance disagree on what MPI has them agree on: the first difference."""
     first = inst.calls[0]
     where = f"{inst.comm.key} cseq {first.cseq}" + (f" start {first.start}" if first.start else "")
+    fields = ["collective", "kind"]
+    if not inst.comm.inter:
+        fields += ["root", "op"]
+        if first.collective in SAME_BYTES:
+            fields += ["bytes"]
+        if first.collective in ("allgatherv", "reduce_scatter"):
+            fields += ["values"]
     for c in inst.calls[1:]:
-        fields = ["collective", "kind"]
-        if not inst.comm.inter:
-            fields += ["root", "op"]
-            if c.collective in SAME_BYTES:
-                fields += ["bytes"]
-            if c.collective in ("allgatherv", "reduce_scatter"):
-                fields += ["values"]
         for f in fields:
             a, b = getattr(first, f), getattr(c, f)
             if a != b:
-                prof.warnings.append(f"{where}: rank {first.rank} recorded {f} {_short(a)}, rank {c.rank} "
-                                     f"{_short(b)} (the members of one collective agree on it)")
-                return
+                return (f"{where}: rank {first.rank} recorded {f} {_short(a)}, rank {c.rank} {_short(b)} (the "
+                        "members of one collective agree on it)")
+    return None
 
 
 def _short(v) -> str:
