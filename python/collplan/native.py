@@ -82,47 +82,38 @@ def _pick(library, native, algorithm=None, params=None, source="", reason=""):
 #   comm_size=node_comm_size  every rank on one node (num_external == 1)
 # ---------------------------------------------------------------------------------------------------------------
 
-def _c4(name):
-    return f"MPIDI_{name}_intra_composition"
-
+# The leaves are short names: a CH4_TREE leaf X is MPIDI_<Coll>_intra_composition_X, an MPIR_TREE leaf X is
+# MPIR_<Coll>_intra_X, <Coll> the collective with a capital (Reduce_scatter_block).
 
 CH4_TREE = {
-    "bcast": [("comm_hierarchy=parent", [
-                  ("comm_size<8", _c4("Bcast") + "_alpha"),
-                  ("comm_size=pow2", [("avg_msg_size<12288", _c4("Bcast") + "_alpha"),
-                                      ("avg_msg_size<524288", _c4("Bcast") + "_beta"),
-                                      ("avg_msg_size=any", _c4("Bcast") + "_gamma")]),
-                  ("comm_size=any", [("avg_msg_size<12288", _c4("Bcast") + "_alpha"),
-                                     ("avg_msg_size=any", _c4("Bcast") + "_gamma")])]),
-              ("comm_hierarchy=any", _c4("Bcast") + "_gamma")],
-    "allreduce": [("comm_size=node_comm_size", _c4("Allreduce") + "_gamma"),
-                  ("comm_size=any", [("comm_hierarchy=parent", [("is_commutative=yes", _c4("Allreduce") + "_alpha"),
-                                                                ("is_commutative=no", _c4("Allreduce") + "_beta")]),
-                                     ("comm_hierarchy=any", _c4("Allreduce") + "_beta")])],
-    "reduce": [("comm_hierarchy=parent", [("is_commutative=yes", [("avg_msg_size<=2048", _c4("Reduce") + "_beta"),
-                                                                  ("avg_msg_size=any", _c4("Reduce") + "_alpha")]),
-                                          ("is_commutative=no", _c4("Reduce") + "_gamma")]),
-               ("comm_hierarchy=any", _c4("Reduce") + "_gamma")],
-    "barrier": [("comm_hierarchy=parent", _c4("Barrier") + "_alpha"),
-                ("comm_hierarchy=any", _c4("Barrier") + "_beta")],
-    "gather": _c4("Gather") + "_alpha",
-    "scatter": _c4("Scatter") + "_alpha",
-    "alltoall": _c4("Alltoall") + "_beta",
-    "alltoallv": _c4("Alltoallv") + "_alpha",
-    "allgather": _c4("Allgather") + "_beta",
-    "allgatherv": _c4("Allgatherv") + "_alpha",
-    "reduce_scatter": _c4("Reduce_scatter") + "_alpha",
-    "reduce_scatter_block": _c4("Reduce_scatter_block") + "_alpha",
+    "bcast": [("comm_hierarchy=parent", [("comm_size<8", "alpha"),
+                                         ("comm_size=pow2", [("avg_msg_size<12288", "alpha"),
+                                                             ("avg_msg_size<524288", "beta"),
+                                                             ("avg_msg_size=any", "gamma")]),
+                                         ("comm_size=any", [("avg_msg_size<12288", "alpha"),
+                                                            ("avg_msg_size=any", "gamma")])]),
+              ("comm_hierarchy=any", "gamma")],
+    "allreduce": [("comm_size=node_comm_size", "gamma"),
+                  ("comm_size=any", [("comm_hierarchy=parent", [("is_commutative=yes", "alpha"),
+                                                                ("is_commutative=no", "beta")]),
+                                     ("comm_hierarchy=any", "beta")])],
+    "reduce": [("comm_hierarchy=parent", [("is_commutative=yes", [("avg_msg_size<=2048", "beta"),
+                                                                  ("avg_msg_size=any", "alpha")]),
+                                          ("is_commutative=no", "gamma")]),
+               ("comm_hierarchy=any", "gamma")],
+    "barrier": [("comm_hierarchy=parent", "alpha"), ("comm_hierarchy=any", "beta")],
+    "gather": "alpha", "scatter": "alpha", "alltoall": "beta", "alltoallv": "alpha", "allgather": "beta",
+    "allgatherv": "alpha", "reduce_scatter": "alpha", "reduce_scatter_block": "alpha",
 }
 
-# What each composition runs (src/mpid/ch4/src/ch4_coll_impl.h): "netmod" the whole communicator through
-# MPIDI_NM_mpi_<coll> (-> MPIR_TREE); "shm" through MPIDI_SHM_mpi_<coll> (-> POSIX_TREE); "two_level" a
-# shared-memory collective inside each node and a netmod collective among the node leaders. Alltoall beta,
-# allgather beta and allgatherv alpha take MPIDI_SHM_mpi_<coll> on one node, whose default
-# (MPIR_CVAR_<COLL>_POSIX_INTRA_ALGORITHM=mpir, posix_coll.h) is MPIR_<Coll>_impl: "netmod" here.
-CH4_KIND = {"two_level": [_c4(c) + s for c, s in (("Bcast", "_alpha"), ("Bcast", "_beta"), ("Allreduce", "_alpha"),
-                                                    ("Reduce", "_alpha"), ("Reduce", "_beta"), ("Barrier", "_alpha"))],
-            "shm": [_c4("Allreduce") + "_gamma"]}
+# What each composition runs (src/mpid/ch4/src/ch4_coll_impl.h): "two_level" a shared-memory collective inside each
+# node and a netmod one among the node leaders; "shm" MPIDI_SHM_mpi_<coll> on the whole communicator
+# (-> POSIX_TREE); the others the netmod on the whole communicator (-> MPIR_TREE). Alltoall beta, allgather beta and
+# allgatherv alpha take MPIDI_SHM_mpi_<coll> on one node, whose default (MPIR_CVAR_<COLL>_POSIX_INTRA_ALGORITHM=mpir,
+# posix_coll.h) is MPIR_<Coll>_impl: the netmod's path.
+CH4_KIND = {("bcast", "alpha"): "two_level", ("bcast", "beta"): "two_level", ("allreduce", "alpha"): "two_level",
+            ("reduce", "alpha"): "two_level", ("reduce", "beta"): "two_level", ("barrier", "alpha"): "two_level",
+            ("allreduce", "gamma"): "shm"}
 
 POSIX_TREE = {
     "bcast": [("is_multi_threaded=no", "MPIDI_POSIX_mpi_bcast_release_gather")],
@@ -132,69 +123,57 @@ POSIX_TREE = {
 }
 
 
-def _mpir(coll, name):
-    return f"MPIR_{coll}_intra_{name}"
+def _hierarchy_split(parent_first, rows):
+    """The same rows under comm_hierarchy=parent (with `parent_first` in front) and comm_hierarchy=any."""
+    return [("comm_hierarchy=parent", [*parent_first, *rows]), ("comm_hierarchy=any", rows)]
 
+
+# mpir/generic.json gives allgather and allgatherv the same tree.
+_ALLGATHER = [("comm_size=pow2", [("total_msg_size<524288", "recursive_doubling"), ("total_msg_size=any", "ring")]),
+              ("comm_size=any", [("total_msg_size<81920", "brucks"), ("total_msg_size=any", "ring")])]
+_REDUCE_LARGE = [("is_op_built_in=yes", [("count<pow2", "binomial"), ("count=any", "reduce_scatter_gather")]),
+                 ("is_op_built_in=no", "binomial")]
 
 MPIR_TREE = {
-    "bcast": [("comm_size<8", [("comm_hierarchy=parent", [("avg_msg_size<=0", _mpir("Bcast", "smp")),
-                                                          ("avg_msg_size=any", _mpir("Bcast", "binomial"))]),
-                               ("comm_hierarchy=any", _mpir("Bcast", "binomial"))]),
-              ("comm_size=pow2", [(h, [*([("avg_msg_size<=0", _mpir("Bcast", "smp"))] if h.endswith("parent") else []),
-                                       ("avg_msg_size<=12288", _mpir("Bcast", "binomial")),
-                                       ("avg_msg_size<=524288", _mpir("Bcast", "scatter_recursive_doubling_allgather")),
-                                       ("avg_msg_size=any", _mpir("Bcast", "scatter_ring_allgather"))])
-                                  for h in ("comm_hierarchy=parent", "comm_hierarchy=any")]),
-              ("comm_size=any", [(h, [*([("avg_msg_size<=0", _mpir("Bcast", "smp"))] if h.endswith("parent") else []),
-                                      ("avg_msg_size<=12288", _mpir("Bcast", "binomial")),
-                                      ("avg_msg_size=any", _mpir("Bcast", "scatter_ring_allgather"))])
-                                 for h in ("comm_hierarchy=parent", "comm_hierarchy=any")])],
-    "allreduce": [("avg_msg_size<=0", [("is_commutative=yes", _mpir("Allreduce", "smp")),
-                                       ("is_commutative=no", _mpir("Allreduce", "recursive_doubling"))]),
-                  ("avg_msg_size<=8", _mpir("Allreduce", "recursive_doubling")),
-                  ("avg_msg_size=any", [("is_op_built_in=no", _mpir("Allreduce", "recursive_doubling")),
-                                        ("is_op_built_in=yes", [("count<pow2", _mpir("Allreduce", "recursive_doubling")),
-                                                                ("count=any", _mpir("Allreduce", "reduce_scatter_allgather"))])])],
-    "allgather": [("comm_size=pow2", [("total_msg_size<524288", _mpir("Allgather", "recursive_doubling")),
-                                      ("total_msg_size=any", _mpir("Allgather", "ring"))]),
-                  ("comm_size=any", [("total_msg_size<81920", _mpir("Allgather", "brucks")),
-                                     ("total_msg_size=any", _mpir("Allgather", "ring"))])],
-    "allgatherv": [("comm_size=pow2", [("total_msg_size<524288", _mpir("Allgatherv", "recursive_doubling")),
-                                       ("total_msg_size=any", _mpir("Allgatherv", "ring"))]),
-                   ("comm_size=any", [("total_msg_size<81920", _mpir("Allgatherv", "brucks")),
-                                      ("total_msg_size=any", _mpir("Allgatherv", "ring"))])],
-    "reduce": [(h, [*([("avg_msg_size<=0", [("is_commutative=yes", _mpir("Reduce", "smp")),
-                                            ("is_commutative=no", _mpir("Reduce", "binomial"))])]
-                      if h.endswith("parent") else []),
-                    ("avg_msg_size<=2048", _mpir("Reduce", "binomial")),
-                    ("avg_msg_size=any", [("is_op_built_in=yes", [("count<pow2", _mpir("Reduce", "binomial")),
-                                                                  ("count=any", _mpir("Reduce", "reduce_scatter_gather"))]),
-                                          ("is_op_built_in=no", _mpir("Reduce", "binomial"))])])
-               for h in ("comm_hierarchy=parent", "comm_hierarchy=any")],
-    "reduce_scatter": [("is_commutative=yes", [("total_msg_size<524288", _mpir("Reduce_scatter", "recursive_halving")),
-                                               ("total_msg_size=any", _mpir("Reduce_scatter", "pairwise"))]),
-                       ("is_commutative=no", [("is_block_regular=yes",
-                                               [("comm_size=pow2", _mpir("Reduce_scatter", "noncommutative")),
-                                                ("comm_size=any", _mpir("Reduce_scatter", "recursive_doubling"))]),
-                                              ("is_block_regular=no", _mpir("Reduce_scatter", "recursive_doubling"))])],
-    "reduce_scatter_block": [("is_commutative=yes",
-                              [("total_msg_size<524288", _mpir("Reduce_scatter_block", "recursive_halving")),
-                               ("total_msg_size=any", _mpir("Reduce_scatter_block", "pairwise"))]),
-                             ("is_commutative=no", [("comm_size=pow2", _mpir("Reduce_scatter_block", "noncommutative")),
-                                                    ("comm_size=any", _mpir("Reduce_scatter_block", "recursive_doubling"))])],
-    "gather": _mpir("Gather", "binomial"),
-    "scatter": _mpir("Scatter", "binomial"),
-    "barrier": [("comm_hierarchy=parent", _mpir("Barrier", "smp")),
-                ("comm_hierarchy=any", _mpir("Barrier", "k_dissemination"))],  # with "k=2"
-    "alltoall": [("is_sendbuf_inplace=yes", _mpir("Alltoall", "pairwise_sendrecv_replace")),
-                 ("is_sendbuf_inplace=no", [("comm_size<8", [("avg_msg_size<=32768", _mpir("Alltoall", "scattered")),
-                                                             ("avg_msg_size=any", _mpir("Alltoall", "pairwise"))]),
-                                            ("comm_size=any", [("avg_msg_size<=256", _mpir("Alltoall", "brucks")),
-                                                               ("avg_msg_size<=32768", _mpir("Alltoall", "scattered")),
-                                                               ("avg_msg_size=any", _mpir("Alltoall", "pairwise"))])])],
-    "alltoallv": [("is_sendbuf_inplace=yes", _mpir("Alltoallv", "pairwise_sendrecv_replace")),
-                  ("is_sendbuf_inplace=no", _mpir("Alltoallv", "scattered"))],
+    "bcast": [("comm_size<8", _hierarchy_split([("avg_msg_size<=0", "smp")], [("avg_msg_size=any", "binomial")])),
+              ("comm_size=pow2", _hierarchy_split([("avg_msg_size<=0", "smp")], [
+                  ("avg_msg_size<=12288", "binomial"),
+                  ("avg_msg_size<=524288", "scatter_recursive_doubling_allgather"),
+                  ("avg_msg_size=any", "scatter_ring_allgather")])),
+              ("comm_size=any", _hierarchy_split([("avg_msg_size<=0", "smp")], [
+                  ("avg_msg_size<=12288", "binomial"),
+                  ("avg_msg_size=any", "scatter_ring_allgather")]))],
+    "allreduce": [("avg_msg_size<=0", [("is_commutative=yes", "smp"), ("is_commutative=no", "recursive_doubling")]),
+                  ("avg_msg_size<=8", "recursive_doubling"),
+                  ("avg_msg_size=any", [("is_op_built_in=no", "recursive_doubling"),
+                                        ("is_op_built_in=yes", [("count<pow2", "recursive_doubling"),
+                                                                ("count=any", "reduce_scatter_allgather")])])],
+    "allgather": _ALLGATHER,
+    "allgatherv": _ALLGATHER,
+    "reduce": _hierarchy_split([("avg_msg_size<=0", [("is_commutative=yes", "smp"),
+                                                     ("is_commutative=no", "binomial")])],
+                               [("avg_msg_size<=2048", "binomial"), ("avg_msg_size=any", _REDUCE_LARGE)]),
+    "reduce_scatter": [("is_commutative=yes", [("total_msg_size<524288", "recursive_halving"),
+                                               ("total_msg_size=any", "pairwise")]),
+                       ("is_commutative=no", [("is_block_regular=yes", [("comm_size=pow2", "noncommutative"),
+                                                                        ("comm_size=any", "recursive_doubling")]),
+                                              ("is_block_regular=no", "recursive_doubling")])],
+    "reduce_scatter_block": [("is_commutative=yes", [("total_msg_size<524288", "recursive_halving"),
+                                                     ("total_msg_size=any", "pairwise")]),
+                             ("is_commutative=no", [("comm_size=pow2", "noncommutative"),
+                                                    ("comm_size=any", "recursive_doubling")])],
+    "gather": "binomial",
+    "scatter": "binomial",
+    "barrier": [("comm_hierarchy=parent", "smp"), ("comm_hierarchy=any", "k_dissemination")],  # with "k=2"
+    "alltoall": [("is_sendbuf_inplace=yes", "pairwise_sendrecv_replace"),
+                 ("is_sendbuf_inplace=no", [("comm_size<8", [("avg_msg_size<=32768", "scattered"),
+                                                             ("avg_msg_size=any", "pairwise")]),
+                                            ("comm_size=any", [("avg_msg_size<=256", "brucks"),
+                                                               ("avg_msg_size<=32768", "scattered"),
+                                                               ("avg_msg_size=any", "pairwise")])])],
+    "alltoallv": [("is_sendbuf_inplace=yes", "pairwise_sendrecv_replace"), ("is_sendbuf_inplace=no", "scattered")],
 }
+
 
 # MPIR_CVAR_ALLTOALL_THROTTLE (src/mpi/coll/cvars.txt, default 32): the batch of MPIR_Alltoall_intra_scattered and
 # MPIR_Alltoallv_intra_scattered (distance 0, the local copy, counts in the first batch).
@@ -247,63 +226,57 @@ def _json_source(file: str, call: _Call, path: list[str], extra: str = "") -> st
     return f"{MPICH} {file}: " + " > ".join([f"collective={call.collective}", "comm_type=intra", *path]) + extra
 
 
-def _mpich_algorithm(call: _Call, native: str):
-    """The collplan algorithm of an MPIR algorithm: (algorithm, params, reason)."""
-    short = native.split("_intra_", 1)[1]
-    same = {  # sources: the collplan algorithms' headers (src/collplan/algorithms/...), which follow these
-        "Bcast": {"binomial": "bcast/binomial",
-                  "scatter_recursive_doubling_allgather": "bcast/scatter_recursive_doubling_allgather",
-                  "scatter_ring_allgather": "bcast/scatter_ring_allgather"},
-        "Allreduce": {"recursive_doubling": "allreduce/recursive_doubling",
-                      "reduce_scatter_allgather": "allreduce/rabenseifner"},
-        "Allgather": {"recursive_doubling": "allgather/recursive_doubling", "brucks": "allgather/bruck",
-                      "ring": "allgather/ring"},
-        "Allgatherv": {"brucks": "allgatherv/bruck", "ring": "allgatherv/ring"},
-        "Reduce_scatter": {"recursive_halving": "reduce_scatter/recursive_halving",
-                           "pairwise": "reduce_scatter/pairwise"},
-        "Reduce_scatter_block": {"recursive_halving": "reduce_scatter_block/recursive_halving",
-                                 "pairwise": "reduce_scatter_block/pairwise"},
-        "Gather": {"binomial": "gather/binomial"},
-        "Scatter": {"binomial": "scatter/binomial"},
-        "Alltoall": {"pairwise": "alltoall/pairwise"},
-    }.get(native[5:native.index("_intra_")], {})
-    if short in same:
-        return same[short], {}, ""
-    if native == _mpir("Reduce", "binomial"):
+def _mpich_algorithm(call: _Call, name: str):
+    """The collplan algorithm of MPIR_<Coll>_intra_<name>: (algorithm, params, reason). The collplan algorithms'
+    headers (src/collplan/algorithms/<collective>/) name the MPICH function each follows."""
+    c = call.collective
+    same = {("bcast", "binomial"), ("bcast", "scatter_recursive_doubling_allgather"),
+            ("bcast", "scatter_ring_allgather"), ("allreduce", "recursive_doubling"), ("allgather", "ring"),
+            ("allgather", "recursive_doubling"), ("allgatherv", "ring"), ("reduce_scatter", "recursive_halving"),
+            ("reduce_scatter", "pairwise"), ("reduce_scatter_block", "recursive_halving"),
+            ("reduce_scatter_block", "pairwise"), ("gather", "binomial"), ("scatter", "binomial"),
+            ("alltoall", "pairwise")}
+    if (c, name) in same:
+        return f"{c}/{name}", {}, ""
+    if name == "brucks" and c in ("allgather", "allgatherv"):
+        return f"{c}/bruck", {}, ""
+    if name == "brucks":  # alltoall: radix 2
+        return "alltoall/bruck", {"k": "2"}, ""
+    if name == "reduce_scatter_allgather":
+        return "allreduce/rabenseifner", {}, ""
+    if c == "reduce" and name == "binomial":
         # reduce_intra_binomial.c: the tree is rooted at the root for commutative operations, else at rank 0 and
         # the result is sent to the root
         return "reduce/binomial", {"relative": "1" if call.commutative else "0"}, ""
-    if native == _mpir("Reduce", "reduce_scatter_gather"):
+    if name == "reduce_scatter_gather":
         if call.is_pow2:
             return "reduce/rabenseifner", {}, ""
         return None, {}, ("for P not a power of two MPICH's reduce folds the odd ranks onto the even ones, "
                           "reduce/rabenseifner the even onto the odd (its header)")
-    if native == _mpir("Barrier", "k_dissemination"):
-        # barrier_intra_k_dissemination.c: k = 2 calls MPIR_Barrier_intra_dissemination
+    if name == "k_dissemination":  # barrier_intra_k_dissemination.c: k = 2 calls MPIR_Barrier_intra_dissemination
         return "barrier/dissemination", {"n": "1"}, ""
-    if native == _mpir("Alltoall", "brucks"):
-        return "alltoall/bruck", {"k": "2"}, ""
-    if native == _mpir("Alltoall", "scattered"):
+    if name == "scattered" and c == "alltoall":
         return "alltoall/scattered", {"batch": str(MPICH_ALLTOALL_THROTTLE)}, ""
-    if native == _mpir("Alltoallv", "scattered"):
+    if name == "scattered":  # alltoallv
         if call.ranks <= MPICH_ALLTOALL_THROTTLE:  # one batch: every receive and send posted at once
             return "alltoallv/async", {}, ""
         return None, {}, (f"batches of {MPICH_ALLTOALL_THROTTLE} (MPIR_CVAR_ALLTOALL_THROTTLE) at P > "
                           f"{MPICH_ALLTOALL_THROTTLE}: collplan has no batched alltoallv")
-    if short.endswith("smp"):
-        return None, {}, "node-aware: a collective inside each node and one among the node leaders; collplan has no two-level algorithm"
-    reasons = {
-        "recursive_doubling": "collplan has no recursive-doubling " + call.collective,
+    return None, {}, {
+        "smp": "node-aware: a collective inside each node and one among the node leaders; collplan has no "
+               "two-level algorithm",
+        "recursive_doubling": f"collplan has no recursive-doubling {c}",
         "noncommutative": "collplan has no recursive-halving reduce-scatter for non-commutative operations",
         "pairwise_sendrecv_replace": "in place (MPI_IN_PLACE): collplan has no sendrecv_replace exchange",
-    }
-    return None, {}, reasons[short]
+    }[name]
 
 
 def _mpich(call: _Call) -> NativeChoice:
-    comp, path = _search(CH4_TREE[call.collective], call)
+    coll = call.collective.capitalize()
+    letter, path = _search(CH4_TREE[call.collective], call)
+    comp = f"MPIDI_{coll}_intra_composition_{letter}"
     ch4_source = _json_source("maint/tuning/coll/ch4/generic.json", call, path, f" -> {comp}")
-    kind = next((k for k, names in CH4_KIND.items() if comp in names), "netmod")
+    kind = CH4_KIND.get((call.collective, letter), "netmod")
     if kind == "two_level" and call.nodes > 1:
         return _pick("mpich", comp, None, {}, ch4_source,
                      "two-level: a shared-memory collective inside each node and a netmod one among the node "
@@ -313,12 +286,13 @@ def _mpich(call: _Call) -> NativeChoice:
         if leaf is not None:
             return _pick("mpich", leaf, None, {}, ch4_source + "; " + _json_source(
                 "maint/tuning/coll/ch4/posix_generic.json", call, spath),
-                "shared-memory release/gather through a shared buffer and flags, no messages (from the 6th call on "
-                "a communicator, MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD=5; before it the MPIR algorithm)")
-    native, path = _search(MPIR_TREE[call.collective], call)
+                "shared-memory release/gather through a shared buffer and flags, no messages (from the 5th bcast, "
+                "reduce, barrier or allreduce on the node's communicator on; the first 4 run the MPIR algorithm, "
+                "MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD=5, posix_coll_release_gather.h)")
+    name, path = _search(MPIR_TREE[call.collective], call)
     source = ch4_source + "; " + _json_source("maint/tuning/coll/mpir/generic.json", call, path)
-    algorithm, params, reason = _mpich_algorithm(call, native)
-    return _pick("mpich", native, algorithm, params, source, reason)
+    algorithm, params, reason = _mpich_algorithm(call, name)
+    return _pick("mpich", f"MPIR_{coll}_intra_{name}", algorithm, params, source, reason)
 
 
 # ---------------------------------------------------------------------------------------------------------------
