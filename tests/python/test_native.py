@@ -3,11 +3,15 @@ each documented boundary, and that every choice is either a collplan algorithm t
 with a reason."""
 from __future__ import annotations
 
+import collections
 import functools
+import os
 import pathlib
+import re
 import subprocess
 
 import pytest
+from mpi_launch import run
 
 from collplan import CollplanError, api, native
 
@@ -288,6 +292,99 @@ def test_every_choice_schedules_or_says_why(library, ranks):
                         assert c.algorithm in names and c.algorithm.startswith(collective + "/"), c
                         rooted = api.describe(collective)["rooted"]
                         assert schedulable(c.algorithm, ranks, tuple(sorted(c.params.items())), root if rooted else 0)
+
+
+# --- Open MPI at run time: the pairs that exchange messages (pml monitoring) are the mapped schedule's ----------
+
+PROGRAM = r"""
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+static void bor(void *in, void *io, int *n, MPI_Datatype *t) {
+    for (int i = 0; i < *n; i++) ((char *)io)[i] |= ((char *)in)[i];
+}
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    const char *c = argv[1]; int n = atoi(argv[2]), P, i; MPI_Op op = MPI_BOR;
+    if (argc > 3) MPI_Op_create(bor, 0, &op);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    char *a = calloc((size_t)n * P + 1, 1), *b = calloc((size_t)n * P + 1, 1);
+    int *k = malloc(P * sizeof(int)), *d = malloc(P * sizeof(int));
+    for (i = 0; i < P; i++) { k[i] = n; d[i] = i * n; }
+    if (!strcmp(c, "bcast")) MPI_Bcast(a, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "allreduce")) MPI_Allreduce(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
+    if (!strcmp(c, "reduce")) MPI_Reduce(a, b, n, MPI_BYTE, op, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "alltoall")) MPI_Alltoall(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
+    if (!strcmp(c, "alltoallv")) MPI_Alltoallv(a, k, d, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
+    if (!strcmp(c, "allgather")) MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
+    if (!strcmp(c, "allgatherv")) MPI_Allgatherv(a, n, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
+    if (!strcmp(c, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "reduce_scatter")) MPI_Reduce_scatter(a, b, k, MPI_BYTE, op, MPI_COMM_WORLD);
+    if (!strcmp(c, "reduce_scatter_block")) MPI_Reduce_scatter_block(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
+    if (!strcmp(c, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+# (collective, P, bytes by collplan's convention, commutative, the algorithm the rules map it to)
+RUNTIME_CASES = [
+    ("bcast", 5, 1048575, True, "bcast/linear"), ("bcast", 5, 1048576, True, "bcast/chain"),
+    ("bcast", 16, 1048576, True, "bcast/scatter_recursive_doubling_allgather"),
+    ("allreduce", 4, 15, True, "allreduce/ring"), ("allreduce", 6, 100, True, "allreduce/recursive_doubling"),
+    ("allreduce", 8, 10000, True, "allreduce/rabenseifner"),
+    ("allreduce", 6, 100, False, "allreduce/recursive_doubling"),
+    ("reduce", 2, 7, True, "reduce/rabenseifner"), ("reduce", 9, 10000, True, "reduce/binomial"),
+    ("reduce", 6, 100, False, "reduce/linear"),
+    ("alltoall", 16, 100, True, "alltoall/bruck"), ("alltoall", 6, 20000, True, "alltoall/scattered"),
+    ("alltoallv", 3, 10, True, "alltoallv/linear_permutation"), ("alltoallv", 5, 10, True, "alltoallv/async"),
+    ("allgather", 8, 100, True, "allgather/recursive_doubling"), ("allgather", 6, 100, True, "allgather/bruck"),
+    ("allgather", 2, 100, True, "allgather/ring"),
+    ("allgatherv", 12, 12 * 2000, True, "allgatherv/bruck"), ("allgatherv", 2, 2 * 100, True, "allgatherv/ring"),
+    ("gather", 9, 100, True, "gather/binomial"), ("gather", 5, 2000, True, "gather/linear"),
+    ("scatter", 9, 100, True, "scatter/binomial"), ("scatter", 5, 3000, True, "scatter/linear"),
+    ("reduce_scatter", 9, 9 * 1000, True, "reduce_scatter/recursive_halving"),
+    ("reduce_scatter", 9, 9 * 30000, True, "reduce_scatter/ring"),
+    ("reduce_scatter_block", 6, 1000, True, "reduce_scatter_block/recursive_halving"),
+    ("barrier", 2, 0, True, "barrier/dissemination"),
+]
+
+
+def schedule_pairs(choice, ranks):
+    kw = {}
+    if choice.algorithm.startswith(("allgatherv/", "reduce_scatter/")):
+        kw["counts"] = [1] * ranks
+    if choice.algorithm.startswith("alltoallv/"):
+        kw["matrix"] = [[1] * ranks for _ in range(ranks)]
+    s = api.schedule(choice.algorithm, ranks, params=choice.params, **kw)
+    return collections.Counter((r, op["peer"]) for r in range(ranks) for op in s.ops(r) if op["kind"] == "send")
+
+
+def test_openmpi_sends_what_the_choice_schedules(tmp_path):
+    """Each case's messages per (sender, receiver) under Open MPI (pml monitoring, one node) equal those of the
+    collplan schedule it maps to: the rule and the mapping both hold for the installed library. A rank's message to
+    itself (Open MPI's pairwise alltoallv) is collplan's local copy and is left out."""
+    mpicc, mpirun = ROOT / ".mpi/openmpi/bin/mpicc", ROOT / ".mpi/openmpi/bin/mpirun"
+    if not mpicc.exists():
+        pytest.skip("no .mpi/openmpi (make install)")
+    (tmp_path / "coll.c").write_text(PROGRAM)
+    subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,sm",
+               OMPI_MCA_pml="ob1,monitoring", OMPI_MCA_pml_monitoring_enable="1",
+               OMPI_MCA_pml_monitoring_enable_output="1")
+    for collective, ranks, nbytes, commutative, algorithm in RUNTIME_CASES:
+        choice = native.choice("openmpi", collective, ranks, nbytes, commutative=commutative)
+        assert choice.algorithm == algorithm, choice
+        per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
+        r = run([mpirun, "--oversubscribe", "-n", str(ranks), tmp_path / "coll", collective, str(per_rank),
+                 *([] if commutative else ["noncommutative"])], env=env, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        sent = collections.Counter()
+        for src, dst, msgs in re.findall(r"^E\t(\d+)\t(\d+)\t\d+ bytes\t(\d+) msgs sent", r.stdout + r.stderr, re.M):
+            if src != dst and int(msgs):
+                sent[(int(src), int(dst))] += int(msgs)
+        assert sent == schedule_pairs(choice, ranks), (collective, ranks, nbytes, choice.native)
 
 
 # --- library_of and errors ---------------------------------------------------------------------------------------
