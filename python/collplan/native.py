@@ -178,6 +178,8 @@ MPIR_TREE = {
 # MPIR_CVAR_ALLTOALL_THROTTLE (src/mpi/coll/cvars.txt, default 32): the batch of MPIR_Alltoall_intra_scattered and
 # MPIR_Alltoallv_intra_scattered (distance 0, the local copy, counts in the first batch).
 MPICH_ALLTOALL_THROTTLE = 32
+# MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE (src/mpi/coll/cvars.txt, default 32768).
+MPICH_ALLGATHERV_PIPELINE_MSG_SIZE = 32768
 
 
 def _mpich_quantity(call: _Call, key: str) -> int:
@@ -188,7 +190,7 @@ def _mpich_quantity(call: _Call, key: str) -> int:
     return call.bytes * call.ranks if call.collective in ("allgather", "reduce_scatter_block") else call.bytes
 
 
-def _mpich_holds(cond: str, call: _Call) -> bool:
+def _mpich_holds(cond: str, call: _Call, searching: bool) -> bool:
     key, op, value = re.fullmatch(r"(\w+)(<=|<|=)(\w+)", cond).groups()
     if value == "any":
         return True
@@ -196,8 +198,10 @@ def _mpich_holds(cond: str, call: _Call) -> bool:
         q = _mpich_quantity(call, key)
         return q < int(value) if op == "<" else q <= int(value)
     if key == "comm_size":
-        return {"pow2": call.is_pow2, "node_comm_size": call.nodes == 1}.get(value) if op == "=" else (
-            call.ranks < int(value) if op == "<" else call.ranks <= int(value))
+        if op == "=":
+            return {"pow2": call.is_pow2, "node_comm_size": call.nodes == 1}[value]
+        # "comm_size<N" is P < N where prune_tree decides it and P <= N where MPIR_Csel_search does (csel.c)
+        return call.ranks < int(value) if op == "<" and not searching else call.ranks <= int(value)
     if key == "comm_hierarchy":
         return call.ranks > call.nodes  # "parent": several ranks on some node
     if key == "count":
@@ -209,12 +213,17 @@ def _mpich_holds(cond: str, call: _Call) -> bool:
 
 
 def _search(tree, call: _Call) -> tuple[str | None, list[str]]:
-    """The leaf csel.c's search reaches, and the conditions on its way; None where no branch holds."""
-    path = []
+    """The leaf csel.c reaches, and the conditions on its way; None where no branch holds. MPIR_Csel_prune
+    (at communicator creation) decides the conditions on the communicator (comm_type, comm_size, comm_hierarchy)
+    down to the first other one; MPIR_Csel_search, at each call, the rest."""
+    path, searching = [], False
     while isinstance(tree, list):
         for cond, sub in tree:
-            if _mpich_holds(cond, call):
-                path.append(cond)
+            searching = searching or not (cond.startswith(("comm_type", "comm_size", "comm_hierarchy"))
+                                          or cond.endswith("=any"))
+            if _mpich_holds(cond, call, searching):
+                lt = searching and cond.startswith("comm_size<") and "<=" not in cond
+                path.append(f"{cond} (tested as <=)" if lt else cond)
                 tree = sub
                 break
         else:
@@ -236,6 +245,13 @@ def _mpich_algorithm(call: _Call, name: str):
             ("reduce_scatter", "pairwise"), ("reduce_scatter_block", "recursive_halving"),
             ("reduce_scatter_block", "pairwise"), ("gather", "binomial"), ("scatter", "binomial"),
             ("alltoall", "pairwise")}
+    if c == "allgatherv" and name == "ring":
+        # allgatherv_intra_ring.c: when the largest part exceeds MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE it travels
+        # in pieces of that size
+        largest = max(call.counts) if call.counts else -(-call.bytes // call.ranks)
+        if largest > MPICH_ALLGATHERV_PIPELINE_MSG_SIZE:
+            return None, {}, (f"parts over {MPICH_ALLGATHERV_PIPELINE_MSG_SIZE} bytes (MPIR_CVAR_ALLGATHERV_PIPELINE_"
+                              "MSG_SIZE) go round the ring in pieces of that size; allgatherv/ring sends each whole")
     if (c, name) in same:
         return f"{c}/{name}", {}, ""
     if name == "brucks" and c in ("allgather", "allgatherv"):
@@ -599,8 +615,9 @@ def choice(library: str, collective: str, ranks: int, bytes: int, *, commutative
            nodes: int = 1, counts=None, type_size: int = 1, builtin_op: bool = True) -> NativeChoice:
     """What `library` runs by default for one call of `collective` on `ranks` ranks over `nodes` nodes, `bytes`
     by collplan's convention (docs/profile.md). type_size: the datatype's size, where a rule counts elements;
-    builtin_op: a predefined operation (MPICH's rules); counts: the ranks' parts (allgatherv, reduce_scatter:
-    MPICH tests whether they are all equal); root: the rooted collectives' (ignored by the others)."""
+    builtin_op: a predefined operation (MPICH's rules); counts: the profile's values, summing to `bytes`
+    (allgatherv, reduce_scatter: each rank's part, where MPICH looks at the largest and at whether they are all
+    equal); root: the rooted collectives' (ignored by the others)."""
     if library not in LIBRARIES:
         raise CollplanError(f"unknown MPI library '{library}' (allowed: {', '.join(LIBRARIES)})")
     rooted = api.describe(collective)["rooted"]
@@ -614,6 +631,8 @@ def choice(library: str, collective: str, ranks: int, bytes: int, *, commutative
         raise CollplanError(f"root {root!r} is invalid (allowed: an integer 0..{ranks - 1})")
     if counts is not None and len(counts) != ranks:
         raise CollplanError(f"counts has {len(counts)} entries (allowed: {ranks}, one per rank)")
+    if counts is not None and sum(counts) != bytes:
+        raise CollplanError(f"counts sum to {sum(counts)} (allowed: bytes, {bytes})")
     call = _Call(collective, ranks, bytes, bool(commutative), bool(builtin_op) and bool(commutative), type_size,
                  root if rooted else 0, nodes, tuple(counts) if counts is not None else None)
     return _mpich(call) if library == "mpich" else _openmpi(call)

@@ -59,10 +59,13 @@ def test_mpich_allreduce_counts_ops_and_commutativity():
 def test_mpich_alltoall():
     assert pick("mpich", "alltoall", 7, 32768, nodes=7)[1:] == ("alltoall/scattered", {"batch": "32"})
     assert mpich("alltoall", 7, 32769) == "alltoall/pairwise"
-    assert pick("mpich", "alltoall", 8, 256, nodes=8)[1:] == ("alltoall/bruck", {"k": "2"})
-    assert mpich("alltoall", 8, 257) == "alltoall/scattered"
-    assert mpich("alltoall", 8, 32768) == "alltoall/scattered"
+    # "comm_size<8" lies below is_sendbuf_inplace, so MPIR_Csel_search tests it, as P <= 8 (csel.c)
+    assert mpich("alltoall", 8, 256) == "alltoall/scattered"
     assert mpich("alltoall", 8, 32769) == "alltoall/pairwise"
+    assert pick("mpich", "alltoall", 9, 256, nodes=9)[1:] == ("alltoall/bruck", {"k": "2"})
+    assert mpich("alltoall", 9, 257) == "alltoall/scattered"
+    assert mpich("alltoall", 9, 32768) == "alltoall/scattered"
+    assert mpich("alltoall", 9, 32769) == "alltoall/pairwise"
     assert mpich("alltoallv", 32, 100) == "alltoallv/async"      # one batch of MPIR_CVAR_ALLTOALL_THROTTLE
     assert mpich("alltoallv", 33, 100) is None
 
@@ -74,10 +77,14 @@ def test_mpich_allgather_total_bytes():
     assert mpich("allgather", 5, 16383) == "allgather/bruck"      # 81915 < 81920
     assert mpich("allgather", 5, 16384) == "allgather/ring"
     # allgatherv: the sum over the ranks
-    assert mpich("allgatherv", 8, 524287) is None                 # recursive doubling: not in collplan
-    assert mpich("allgatherv", 8, 524288) == "allgatherv/ring"
+    assert mpich("allgatherv", 16, 524287) is None                # recursive doubling: not in collplan
+    assert mpich("allgatherv", 16, 524288) == "allgatherv/ring"
     assert mpich("allgatherv", 5, 81919) == "allgatherv/bruck"
     assert mpich("allgatherv", 5, 81920) == "allgatherv/ring"
+    # the ring sends parts over MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE (32 KiB) in pieces
+    assert mpich("allgatherv", 5, 5 * 32768) == "allgatherv/ring"
+    assert mpich("allgatherv", 5, 5 * 32768 + 1) is None
+    assert mpich("allgatherv", 5, 100000, counts=[32769, 30000, 30000, 7231, 0]) is None
 
 
 def test_mpich_reduce():
@@ -96,7 +103,9 @@ def test_mpich_reduce_scatter():
     assert "MPIR_Reduce_scatter_intra_noncommutative" == native.choice(
         "mpich", "reduce_scatter", 8, 64, nodes=8, commutative=False).native
     assert native.choice("mpich", "reduce_scatter", 8, 64, nodes=8, commutative=False,
-                         counts=[1, 2, 1, 1, 1, 1, 1, 1]).native == "MPIR_Reduce_scatter_intra_recursive_doubling"
+                         counts=[8, 8, 8, 8, 8, 8, 8, 8]).native == "MPIR_Reduce_scatter_intra_noncommutative"
+    assert native.choice("mpich", "reduce_scatter", 8, 64, nodes=8, commutative=False,
+                         counts=[9, 7, 8, 8, 8, 8, 8, 8]).native == "MPIR_Reduce_scatter_intra_recursive_doubling"
     assert native.choice("mpich", "reduce_scatter", 6, 64, nodes=6,
                          commutative=False).native == "MPIR_Reduce_scatter_intra_recursive_doubling"
     # reduce_scatter_block: total = P x block
@@ -130,7 +139,7 @@ def test_mpich_one_node_shared_memory():
     assert alg("mpich", "bcast", 12, 12288) == "bcast/binomial"           # gamma, then MPIR's "<= 12288"
     assert alg("mpich", "bcast", 12, 12289) == "bcast/scatter_ring_allgather"
     # the others take the MPIR rules on one node too
-    assert alg("mpich", "alltoall", 8, 256) == "alltoall/bruck"
+    assert alg("mpich", "alltoall", 9, 256) == "alltoall/bruck"
 
 
 def test_mpich_several_nodes():
@@ -351,14 +360,16 @@ RUNTIME_CASES = [
 ]
 
 
-def schedule_pairs(choice, ranks):
+def schedule_pairs(choice, ranks, kind="send"):
+    """(sender, receiver): messages, from the sends (or the receives) of the schedule `choice` maps to."""
     kw = {}
     if choice.algorithm.startswith(("allgatherv/", "reduce_scatter/")):
         kw["counts"] = [1] * ranks
     if choice.algorithm.startswith("alltoallv/"):
         kw["matrix"] = [[1] * ranks for _ in range(ranks)]
     s = api.schedule(choice.algorithm, ranks, params=choice.params, **kw)
-    return collections.Counter((r, op["peer"]) for r in range(ranks) for op in s.ops(r) if op["kind"] == "send")
+    return collections.Counter((r, op["peer"]) if kind == "send" else (op["peer"], r)
+                               for r in range(ranks) for op in s.ops(r) if op["kind"] == kind)
 
 
 def test_openmpi_sends_what_the_choice_schedules(tmp_path):
@@ -385,6 +396,81 @@ def test_openmpi_sends_what_the_choice_schedules(tmp_path):
             if src != dst and int(msgs):
                 sent[(int(src), int(dst))] += int(msgs)
         assert sent == schedule_pairs(choice, ranks), (collective, ranks, nbytes, choice.native)
+
+
+# --- MPICH at run time, one rank per node (MPIR_CVAR_NOLOCAL=1, the ucx netmod): the pairs that exchange messages,
+# read from the tag of every ucp_tag_recv_nbx (src/mpid/ch4/netmod/ucx/ucx_types.h: the sender's rank in bits
+# 32..47), less those of a run without the collective, are the mapped schedule's
+
+RECV_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+void *ucp_tag_recv_nbx(void *w, void *buf, size_t n, uint64_t tag, uint64_t mask, const void *p) {
+    static void *(*real)(void *, void *, size_t, uint64_t, uint64_t, const void *);
+    if (!real) real = dlsym(RTLD_NEXT, "ucp_tag_recv_nbx");
+    fprintf(stderr, "RECV %s %llu\n", getenv("PMI_RANK"), (unsigned long long)((tag >> 32) & 0xffff));
+    return real(w, buf, n, tag, mask, p);
+}
+"""
+
+MPICH_RUNTIME_CASES = [
+    ("bcast", 8, 12288, True, "bcast/binomial"),
+    ("bcast", 8, 12289, True, "bcast/scatter_recursive_doubling_allgather"),
+    ("bcast", 12, 12289, True, "bcast/scatter_ring_allgather"),
+    ("allreduce", 8, 8, True, "allreduce/recursive_doubling"), ("allreduce", 6, 100, True, "allreduce/rabenseifner"),
+    ("allreduce", 6, 100, False, "allreduce/recursive_doubling"),
+    ("reduce", 8, 2049, True, "reduce/rabenseifner"), ("reduce", 6, 100, True, "reduce/binomial"),
+    ("reduce", 6, 100, False, "reduce/binomial"),
+    ("alltoall", 8, 100, True, "alltoall/scattered"), ("alltoall", 9, 100, True, "alltoall/bruck"),
+    ("alltoall", 8, 32769, True, "alltoall/pairwise"), ("alltoall", 9, 32769, True, "alltoall/pairwise"),
+    ("alltoallv", 5, 10, True, "alltoallv/async"),
+    ("allgather", 8, 100, True, "allgather/recursive_doubling"), ("allgather", 6, 100, True, "allgather/bruck"),
+    ("allgather", 6, 20000, True, "allgather/ring"),
+    ("allgatherv", 6, 6 * 100, True, "allgatherv/bruck"), ("allgatherv", 6, 6 * 20000, True, "allgatherv/ring"),
+    ("gather", 9, 100, True, "gather/binomial"), ("scatter", 9, 100, True, "scatter/binomial"),
+    ("reduce_scatter", 9, 9 * 100, True, "reduce_scatter/recursive_halving"),
+    ("reduce_scatter", 9, 9 * 60000, True, "reduce_scatter/pairwise"),
+    ("reduce_scatter_block", 6, 100, True, "reduce_scatter_block/recursive_halving"),
+    ("reduce_scatter_block", 6, 100000, True, "reduce_scatter_block/pairwise"),
+    ("barrier", 6, 0, True, "barrier/dissemination"),
+]
+
+
+def test_mpich_sends_what_the_choice_schedules(tmp_path):
+    """As test_openmpi_sends_what_the_choice_schedules, for MPICH with every rank on a node of its own (its MPIR
+    rules; the shared-memory and node-aware paths send no messages to compare)."""
+    mpicc, mpiexec = ROOT / ".mpi/mpich/bin/mpicc", ROOT / ".mpi/mpich/bin/mpiexec"
+    if not mpicc.exists():
+        pytest.skip("no .mpi/mpich (make install)")
+    (tmp_path / "coll.c").write_text(PROGRAM)
+    (tmp_path / "shim.c").write_text(RECV_SHIM)
+    subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
+    subprocess.run([mpicc, "-shared", "-fPIC", "-o", tmp_path / "shim.so", tmp_path / "shim.c", "-ldl"], check=True,
+                   capture_output=True)
+    env = dict(os.environ, MPIR_CVAR_CH4_PROGRESS_THROTTLE="1", MPIR_CVAR_NOLOCAL="1", MPIR_CVAR_CH4_NETMOD="ucx")
+
+    def received(ranks, *args):
+        r = run([mpiexec, "-n", str(ranks), "-env", "LD_PRELOAD", tmp_path / "shim.so", tmp_path / "coll", *args],
+                env=env, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return collections.Counter((int(src), int(me)) for me, src in
+                                   re.findall(r"^RECV (\d+) (\d+)$", r.stdout + r.stderr, re.M) if me != src)
+
+    if not received(2, "none", "0"):
+        pytest.skip("MPICH's ucx netmod did not start here")
+    base = {}
+    for collective, ranks, nbytes, commutative, algorithm in MPICH_RUNTIME_CASES:
+        choice = native.choice("mpich", collective, ranks, nbytes, commutative=commutative, nodes=ranks)
+        assert choice.algorithm == algorithm, choice
+        if ranks not in base:
+            base[ranks] = received(ranks, "none", "0")
+        per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
+        got = received(ranks, collective, str(per_rank), *([] if commutative else ["noncommutative"]))
+        got.subtract(base[ranks])
+        assert +got == schedule_pairs(choice, ranks, "recv"), (collective, ranks, nbytes, choice.native)
 
 
 # --- library_of and errors ---------------------------------------------------------------------------------------
@@ -419,6 +505,7 @@ def test_library_of_profile_lines_and_others():
     (("mpich", "gather", 4, 8), {"root": -1}, "root -1"),
     (("openmpi", "allreduce", 4, 8), {"type_size": 0}, "type_size 0"),
     (("mpich", "reduce_scatter", 4, 8), {"counts": [1, 2]}, "counts has 2"),
+    (("mpich", "reduce_scatter", 2, 8), {"counts": [1, 2]}, "counts sum to 3"),
 ])
 def test_errors_name_the_value(args, kw, word):
     with pytest.raises(CollplanError, match=word):
