@@ -315,20 +315,21 @@ static void bor(void *in, void *io, int *n, MPI_Datatype *t) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     const char *c = argv[1]; int n = atoi(argv[2]), P, i; MPI_Op op = MPI_BOR;
-    if (argc > 3) MPI_Op_create(bor, 0, &op);
+    int root = atoi(argv[3]);
+    if (argc > 4) MPI_Op_create(bor, 0, &op);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     char *a = calloc((size_t)n * P + 1, 1), *b = calloc((size_t)n * P + 1, 1);
     int *k = malloc(P * sizeof(int)), *d = malloc(P * sizeof(int));
     for (i = 0; i < P; i++) { k[i] = n; d[i] = i * n; }
-    if (!strcmp(c, "bcast")) MPI_Bcast(a, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "bcast")) MPI_Bcast(a, n, MPI_BYTE, root, MPI_COMM_WORLD);
     if (!strcmp(c, "allreduce")) MPI_Allreduce(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
-    if (!strcmp(c, "reduce")) MPI_Reduce(a, b, n, MPI_BYTE, op, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "reduce")) MPI_Reduce(a, b, n, MPI_BYTE, op, root, MPI_COMM_WORLD);
     if (!strcmp(c, "alltoall")) MPI_Alltoall(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
     if (!strcmp(c, "alltoallv")) MPI_Alltoallv(a, k, d, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
     if (!strcmp(c, "allgather")) MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
     if (!strcmp(c, "allgatherv")) MPI_Allgatherv(a, n, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
-    if (!strcmp(c, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (!strcmp(c, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!strcmp(c, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    if (!strcmp(c, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, root, MPI_COMM_WORLD);
     if (!strcmp(c, "reduce_scatter")) MPI_Reduce_scatter(a, b, k, MPI_BYTE, op, MPI_COMM_WORLD);
     if (!strcmp(c, "reduce_scatter_block")) MPI_Reduce_scatter_block(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
     if (!strcmp(c, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
@@ -360,14 +361,14 @@ RUNTIME_CASES = [
 ]
 
 
-def schedule_pairs(choice, ranks, kind="send"):
+def schedule_pairs(choice, ranks, root, kind="send"):
     """(sender, receiver): messages, from the sends (or the receives) of the schedule `choice` maps to."""
     kw = {}
     if choice.algorithm.startswith(("allgatherv/", "reduce_scatter/")):
         kw["counts"] = [1] * ranks
     if choice.algorithm.startswith("alltoallv/"):
         kw["matrix"] = [[1] * ranks for _ in range(ranks)]
-    s = api.schedule(choice.algorithm, ranks, params=choice.params, **kw)
+    s = api.schedule(choice.algorithm, ranks, params=choice.params, root=root, **kw)
     return collections.Counter((r, op["peer"]) if kind == "send" else (op["peer"], r)
                                for r in range(ranks) for op in s.ops(r) if op["kind"] == kind)
 
@@ -385,17 +386,18 @@ def test_openmpi_sends_what_the_choice_schedules(tmp_path):
                OMPI_MCA_pml="ob1,monitoring", OMPI_MCA_pml_monitoring_enable="1",
                OMPI_MCA_pml_monitoring_enable_output="1")
     for collective, ranks, nbytes, commutative, algorithm in RUNTIME_CASES:
-        choice = native.choice("openmpi", collective, ranks, nbytes, commutative=commutative)
+        root = ranks - 1 if api.describe(collective)["rooted"] else 0
+        choice = native.choice("openmpi", collective, ranks, nbytes, commutative=commutative, root=root)
         assert choice.algorithm == algorithm, choice
         per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
-        r = run([mpirun, "--oversubscribe", "-n", str(ranks), tmp_path / "coll", collective, str(per_rank),
+        r = run([mpirun, "--oversubscribe", "-n", str(ranks), tmp_path / "coll", collective, str(per_rank), str(root),
                  *([] if commutative else ["noncommutative"])], env=env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         sent = collections.Counter()
         for src, dst, msgs in re.findall(r"^E\t(\d+)\t(\d+)\t\d+ bytes\t(\d+) msgs sent", r.stdout + r.stderr, re.M):
             if src != dst and int(msgs):
                 sent[(int(src), int(dst))] += int(msgs)
-        assert sent == schedule_pairs(choice, ranks), (collective, ranks, nbytes, choice.native)
+        assert sent == schedule_pairs(choice, ranks, root), (collective, ranks, nbytes, choice.native)
 
 
 # --- MPICH at run time, one rank per node (MPIR_CVAR_NOLOCAL=1, the ucx netmod): the pairs that exchange messages,
@@ -459,18 +461,19 @@ def test_mpich_sends_what_the_choice_schedules(tmp_path):
         return collections.Counter((int(src), int(me)) for me, src in
                                    re.findall(r"^RECV (\d+) (\d+)$", r.stdout + r.stderr, re.M) if me != src)
 
-    if not received(2, "none", "0"):
+    if not received(2, "none", "0", "0"):
         pytest.skip("MPICH's ucx netmod did not start here")
     base = {}
     for collective, ranks, nbytes, commutative, algorithm in MPICH_RUNTIME_CASES:
-        choice = native.choice("mpich", collective, ranks, nbytes, commutative=commutative, nodes=ranks)
+        root = ranks - 1 if api.describe(collective)["rooted"] else 0
+        choice = native.choice("mpich", collective, ranks, nbytes, commutative=commutative, nodes=ranks, root=root)
         assert choice.algorithm == algorithm, choice
         if ranks not in base:
-            base[ranks] = received(ranks, "none", "0")
+            base[ranks] = received(ranks, "none", "0", "0")
         per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
-        got = received(ranks, collective, str(per_rank), *([] if commutative else ["noncommutative"]))
+        got = received(ranks, collective, str(per_rank), str(root), *([] if commutative else ["noncommutative"]))
         got.subtract(base[ranks])
-        assert +got == schedule_pairs(choice, ranks, "recv"), (collective, ranks, nbytes, choice.native)
+        assert +got == schedule_pairs(choice, ranks, root, "recv"), (collective, ranks, nbytes, choice.native)
 
 
 # --- library_of and errors ---------------------------------------------------------------------------------------
