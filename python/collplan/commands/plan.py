@@ -4,6 +4,7 @@
     collplan plan --collective allgather --topology torus:8x8 --machine paragon --evaluator simulate
     collplan plan --collective bcast --ranks 64 --machine ib-qdr --sizes 8B..1MiB --root 5
     mpirun -n 4 collplan plan --collective alltoall --machine my.toml --evaluator measure --wisdom w.json
+    collplan plan --profile prof/ --machine ib-qdr --wisdom w.json      (every shape a recorded application called)
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 from .._core import CollplanError
 from ..api import OPS
 from ..machines import machine_names
+from ..native import LIBRARIES
 from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
@@ -22,12 +24,16 @@ def register(sub) -> None:
     p = sub.add_parser("plan", help="pick the best algorithm and parameters per size (estimate, simulate or measure)",
                        epilog="example:\n  collplan plan --collective allreduce --ranks 64 --machine ib-qdr "
                        "--sizes 8B..1MiB --plot plan.png")
-    p.add_argument("--collective", required=True, choices=PLANNED, help="the collective to plan")
+    p.add_argument("--collective", choices=PLANNED, help="the collective to plan (or --profile)")
+    p.add_argument("--profile", metavar="DIR", help="plan every shape a recorded application called (a profile "
+                   "directory, docs/profile.md): instead of --collective, --ranks, --sizes")
+    p.add_argument("--library", choices=LIBRARIES, help="--profile: the MPI library whose choice the "
+                   "plan is compared with (default: the profile's mpi line)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ranks", type=RANKS, help="number of ranks P (topology full:P); measure: mpirun's size")
     g.add_argument("--topology", help="topology spec, e.g. torus:8x8 (its node count is P; default: the machine's)")
     p.add_argument("--machine", required=True, help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
-    p.add_argument("--sizes", default="8B..1MiB", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
+    p.add_argument("--sizes", help="sizes to plan for: 8B..1MiB (doubling), 8,1KiB,... (default 8B..1MiB)")
     p.add_argument("--op", default="sum", choices=OPS,
                    help="the reductions' operation: allreduce, reduce, reduce_scatter(_block) (default sum)")
     p.add_argument("--root", type=int_arg("--root", 0, 2**31 - 1), default=0,
@@ -59,6 +65,13 @@ def cmd_plan(args) -> int:
     target_s = parse_time(args.target)
     if not 0 < target_s <= 60:
         raise CollplanError(f"--target {args.target} is invalid (allowed: a time in 0s..1min, e.g. 2ms)")
+    if args.profile:
+        return _plan_profile(args, target_s)
+    if args.library:
+        raise CollplanError("--library goes with --profile DIR (the plan of a recorded application)")
+    if not args.collective:
+        raise CollplanError("plan needs --collective (or --profile DIR)")
+    args.sizes = args.sizes or "8B..1MiB"
     if args.plot:
         from ..plot import check_plot_path
         check_plot_path(args.plot)
@@ -94,4 +107,35 @@ def cmd_plan(args) -> int:
             print(f"# wisdom written to {args.wisdom}")
         if args.plot:
             print(f"# plot written to {args.plot}")
+    return 0
+
+
+def _plan_profile(args, target_s: float) -> int:
+    """plan --profile DIR: every shape of the recorded application (collplan.replay.plan_profile)."""
+    from ..profile import load
+    from ..replay import format_profile_plan, plan_profile
+    given = [o for o, v in (("--collective", args.collective), ("--ranks", args.ranks), ("--sizes", args.sizes),
+                            ("--topology", args.topology), ("--plot", args.plot)) if v]
+    if given:
+        raise CollplanError(f"--profile plans the shapes the profile recorded: give no {', '.join(given)}")
+    measure = None if args.evaluator != "measure" else dict(prune=args.prune, keep=args.keep, reps=args.reps,
+                                                             target_s=target_s, native=not args.no_native)
+    result = plan_profile(load(args.profile), args.machine, args.evaluator, args.fidelity, args.library,
+                          progress=not args.no_progress, max_memory=args.max_memory, measure=measure)
+    if args.evaluator == "measure":
+        from ..mpi import backend
+        if backend()[0].COMM_WORLD.Get_rank() != 0:
+            return 0
+    if args.wisdom:
+        for p in result.wisdom_plans():
+            atomic_write(args.wisdom, merge_wisdom(args.wisdom, p))
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=1))
+    elif args.csv:
+        from ..tables import csv_text
+        print(csv_text([r.as_dict() for r in result.rows]), end="")
+    else:
+        print(format_profile_plan(result))
+        if args.wisdom:
+            print(f"# wisdom written to {args.wisdom}")
     return 0
