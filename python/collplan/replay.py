@@ -431,8 +431,7 @@ def _scaled_shape(inst, k: int, N: int, topology: str, scaling: str, notes: Coun
     op = op_of(c) or ""
     commutative = c.commutative is not False
     if coll in PER_RANK_COUNTS:
-        per = [_share(x.values[i] if x.values else x.bytes // s, div, c.type_size)
-               for i, x in enumerate(inst.calls) for _ in range(k)] if c.values else \
+        per = [_share(v, div, c.type_size) for v in c.values for _ in range(k)] if c.values else \
             [_share(c.bytes // s, div, c.type_size)] * S
         units, g = _units(per)
         return _Shape(coll, S, topo, g, root, op, commutative, sum(per) // S, sum(per), c.type_size,
@@ -474,17 +473,17 @@ class _Chooser:
     def _plan_key(sh: _Shape) -> tuple:
         return sh.collective, sh.ranks, sh.op, sh.root, sh.topology
 
-    def native_choice(self, sh: _Shape) -> Candidate | None:
+    def native_choice(self, sh: _Shape, weight: int) -> Candidate | None:
         counts = None if sh.counts is None else [x * sh.size for x in sh.counts]
         nc = self.native.choice(self.library, sh.collective, sh.ranks, sh.native_bytes, type_size=max(1, sh.type_size),
                                 commutative=sh.commutative, builtin_op=sh.op not in ("user", "noncommutative"),
                                 root=sh.root, nodes=sh.ranks, counts=counts)
         if nc.algorithm is None:
-            self.unmodelled[f"{sh.collective} ({nc.native}: {nc.reason})"] += 1
+            self.unmodelled[f"{sh.collective} ({nc.native}: {nc.reason})"] += weight
             return None
         return candidate(nc.algorithm, nc.params)
 
-    def planned(self, sh: _Shape) -> Candidate:
+    def planned(self, sh: _Shape, weight: int) -> Candidate | None:
         if sh.collective not in PLANNED:  # alltoallv on its matrix: the candidate with the smallest estimate
             key = ("alltoallv", sh.ranks, sh.topology, sh.matrix)
             if key not in self.plans:
@@ -492,9 +491,8 @@ class _Chooser:
                 found, _ = candidates(prob, self.machine, [sh.size], self.max_memory)
                 times = price_estimate([s for _, s in found], [sh.size], self.machine.model, sh.topology, False,
                                        self.max_memory)
-                self.plans[key] = min(zip((t[0] for t in times), range(len(found))))[1], found
-            i, found = self.plans[key]
-            return found[i][0]
+                self.plans[key] = found[min(range(len(found)), key=lambda i: times[i][0])][0]
+            return self.plans[key]
         key = self._plan_key(sh)
         if key not in self.plans:
             ranks, topo = (sh.ranks, None) if sh.topology.startswith("full:") else (None, sh.topology)
@@ -503,18 +501,21 @@ class _Chooser:
                                        sh.op or "sum", "estimate", progress=False, max_memory=self.max_memory,
                                        root=sh.root)
             except CollplanError as e:  # e.g. every candidate's schedule at once exceeds --max-memory
-                self.plans[key] = None
-                self.unplanned[f"{sh.collective} at P={sh.ranks} ({e})"] += 1
+                self.plans[key] = str(e)
         p = self.plans[key]
-        return None if p is None else p.choice(sh.wisdom_bytes)
+        if isinstance(p, str):
+            self.unplanned[f"{sh.collective} at P={sh.ranks} ({p})"] += weight
+            return None
+        return p.choice(sh.wisdom_bytes)
 
-    def choose(self, sh: _Shape) -> dict[str, Candidate]:
-        nat = self.native_choice(sh)
+    def choose(self, sh: _Shape, weight: int) -> dict[str, Candidate]:
+        """The two variants' candidates for a shape of `weight` instances (counted in the notes)."""
+        nat = self.native_choice(sh, weight)
         mine = None
         if self.wisdom is not None:
             e = _core.wisdom_lookup(self.wisdom, sh.collective, sh.ranks, sh.wisdom_bytes, sh.op, "")
             mine = candidate(e["algorithm"], e["params"]) if e is not None and e["algorithm"] != NATIVE else nat
-        mine = mine or self.planned(sh) or nat
+        mine = mine or self.planned(sh, weight) or nat
         if mine is None:
             raise CollplanError(f"replay: {sh.collective} at P={sh.ranks}: neither the MPI library's choice nor a "
                                 "plan can be simulated (the notes of `collplan plan --profile` say why)")
@@ -656,27 +657,42 @@ def replay(prof, machine: str | Machine, ranks: int | None = None, topology: str
         instances[inst.key] = _Instance(sh, {w: i for i, w in enumerate(inst.comm.world_ranks)})
     chooser = _Chooser(m, library, None if wisdom is None else _wisdom_text(wisdom),
                        [x.shape for x in instances.values()], max_memory)
+    counts = Counter(x.shape.key() for x in instances.values())
     chosen: dict[tuple, dict] = {}
-    jobs: dict[tuple, tuple] = {}   # (candidate, shape key) -> (candidate, shape)
-    for x in instances.values():
-        key = x.shape.key()
-        if key not in chosen:
-            chosen[key] = chooser.choose(x.shape)
-            for c in chosen[key].values():
-                jobs.setdefault((c, key), (c, x.shape))
+    jobs: dict[tuple, _Shape] = {}   # (candidate, shape key) -> the shape
+    with Progress("shapes chosen", len(counts), progress, command="replay") as bar:
+        for x in instances.values():
+            key = x.shape.key()
+            if key not in chosen:
+                chosen[key] = chooser.choose(x.shape, counts[key])
+                for c in chosen[key].values():
+                    jobs.setdefault((c, key), x.shape)
+                bar.step()
     times: dict[tuple, list] = {}
+    failed: dict[tuple, str] = {}
     with Progress("simulations", len(jobs), progress, command="replay") as bar:
-        for (c, key), (cand, sh) in jobs.items():
-            s = schedule(cand.algorithm, ranks=sh.ranks, topology=sh.topology, params=cand.param_dict, root=sh.root,
-                         counts=None if sh.counts is None else list(sh.counts),
-                         matrix=None if sh.matrix is None else [list(r) for r in sh.matrix], max_memory=max_memory)
-            times[(c, key)] = simulate(s, machine=m, fidelity=fidelity, size=sh.size, topology=sh.topology,
-                                       max_memory=max_memory).rank_time_s
+        for (cand, key), sh in jobs.items():
+            try:
+                s = schedule(cand.algorithm, ranks=sh.ranks, topology=sh.topology, params=cand.param_dict,
+                             root=sh.root, counts=None if sh.counts is None else list(sh.counts),
+                             matrix=None if sh.matrix is None else [list(r) for r in sh.matrix],
+                             max_memory=max_memory)
+                times[(cand, key)] = simulate(s, machine=m, fidelity=fidelity, size=sh.size, topology=sh.topology,
+                                              max_memory=max_memory).rank_time_s
+            except CollplanError as e:  # a generator that declines here, a schedule over --max-memory
+                failed[(cand, key)] = str(e)
             bar.step()
-    counts: Counter = Counter()
+    for key, ch in chosen.items():  # a variant whose schedule failed runs the other variant's
+        bad = [v for v, c in ch.items() if (c, key) in failed]
+        if len(bad) == 2 or (bad and ch["native"] == ch["collplan"]):
+            raise CollplanError(f"replay: {ch['collplan'].label()}: {failed[(ch['collplan'], key)]}")
+        for v in bad:
+            other = ch["collplan" if v == "native" else "native"]
+            notes[f"{ch[v].label()} cannot be simulated here ({failed[(ch[v], key)]}): the {v} variant runs "
+                  f"{other.label()}"] += counts[key]
+            ch[v] = other
     for x in instances.values():
         key = x.shape.key()
-        counts[key] += 1
         for v, c in chosen[key].items():
             x.T[v] = times[(c, key)]
     for what, n in chooser.unmodelled.items():
@@ -701,8 +717,8 @@ def replay(prof, machine: str | Machine, ranks: int | None = None, topology: str
     return Replay(prof.path, P, N, topo, m.name, fidelity, scaling, library,
                   "plan (estimate)" if wisdom is None else f"wisdom {wisdom}", variants,
                   _recorded(prof) if N == P else None, shapes,
-                  [f"{what} ({n} instance{'s' if n > 1 else ''})" for what, n in notes.items()], len(jobs),
-                  2 * len(instances) - len(jobs), time.monotonic() - t0)
+                  [f"{n} instance{'s' if n > 1 else ''}: {what}" for what, n in notes.items()], len(times),
+                  2 * len(instances) - len(times), time.monotonic() - t0)
 
 
 def format_replay(rp: Replay) -> str:

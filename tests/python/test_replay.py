@@ -140,7 +140,7 @@ def test_unmodelled_native_is_collplans(tmp_path):
     assert rp.library == "openmpi"
     assert rp.variants[0].total_s == rp.variants[1].total_s
     assert all(s["native"] == s["collplan"] for s in rp.shapes)
-    assert any(n.startswith("not modelled") and "han" in n for n in rp.notes)
+    assert any("not modelled" in n and "han" in n for n in rp.notes)
 
 
 # ------------------------------------------------------------------------------------------- scaling rules
@@ -268,3 +268,19 @@ def test_cli_plan_profile_wisdom(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "collplan", "plan", "--profile", str(prof_dir), "--collective",
                           "allreduce", "--machine", "ib-qdr"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--profile" in bad.stderr
+
+
+def test_replay_follows_a_wisdom_file(tmp_path):
+    """--wisdom: collplan's variant runs the entry the PMPI library would find; no entry keeps the library's."""
+    prof_dir = tmp_path / "prof"
+    prof_dir.mkdir()
+    prof = four_rank_profile(prof_dir)
+    w = tmp_path / "w.json"
+    w.write_text('{"format": "collplan-wisdom/1", "entries": [\n'
+                 ' {"collective": "allgather", "ranks": 4, "algorithm": "allgather/ring", "params": {}}]}\n')
+    rp = replay.replay(prof, "ib-qdr", library="mpich", ranks=4, wisdom=str(w), progress=False)
+    by = {s["collective"]: s for s in rp.shapes}
+    assert by["allgather"]["collplan"]["algorithm"] == "allgather/ring"
+    assert by["allgather"]["native"]["algorithm"] == lib_choice("allgather", 4, 4096)[0] != "allgather/ring"
+    assert by["allreduce"]["collplan"] == by["allreduce"]["native"]
+    assert rp.choice == f"wisdom {w}"

@@ -6,12 +6,10 @@ against collplan's (docs/profile.md, "Replaying at another scale").
 """
 from __future__ import annotations
 
-import json
-
 from ..machines import machine_names
 from ..native import LIBRARIES
 from ..replay import SCALINGS, format_replay, replay
-from ._common import RANKS, add_max_memory
+from ._common import RANKS, add_json_csv, add_max_memory, print_json_csv
 
 
 def register(sub) -> None:
@@ -31,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("--wisdom", metavar="FILE", help="collplan's choices from this wisdom file (default: a plan made "
                    "now with the estimate evaluator)")
     add_max_memory(p)
-    p.add_argument("--json", action="store_true", help="print the replay as JSON")
+    add_json_csv(p, "the replay (CSV: one row per variant and collective)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_replay)
 
@@ -40,5 +38,8 @@ def cmd_replay(args) -> int:
     from ..profile import load
     result = replay(load(args.profile), args.machine, args.ranks, args.topology, args.fidelity, args.scaling,
                     args.library, args.wisdom, progress=not args.no_progress, max_memory=args.max_memory)
-    print(json.dumps(result.as_dict(), indent=1) if args.json else format_replay(result))
+    rows = [{"variant": v.name, "collective": c, "time_s": t} for v in ([result.recorded] if result.recorded else [])
+            + result.variants for c, t in v.per_collective_s.items()]
+    if not print_json_csv(args, result.as_dict(), rows):
+        print(format_replay(result))
     return 0
