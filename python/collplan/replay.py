@@ -213,7 +213,8 @@ def plan_profile(prof, machine: str | Machine, evaluator: str = "estimate", fide
     world = None
     if evaluator == "measure":
         from .measure import MEASURABLE_OPS, backend_as_programs_run, plan_measured
-        world = backend_as_programs_run()[0].COMM_WORLD.Get_size()
+        comm = backend_as_programs_run()[0].COMM_WORLD
+        world, progress = comm.Get_size(), progress and comm.Get_rank() == 0
     rows, plans, estimated, rounded = [], [], [], 0
     with Progress("shapes planned", len(groups), progress) as bar:
         for (coll, P, op, root), by_size in sorted(groups.items()):
@@ -240,8 +241,9 @@ def plan_profile(prof, machine: str | Machine, evaluator: str = "estimate", fide
                                    root=root, nodes=nodes)
                 cand = None if nc.algorithm is None else candidate(nc.algorithm, nc.params)
                 native_s, reason = None, nc.reason
-                if cand is not None and measured:
-                    native_s = p.times[nat][j]
+                if cand is not None and measured:  # the library's own collective, measured (unless --no-native)
+                    native_s = None if nat is None else p.times[nat][j]
+                    reason = reason if nat is not None else "not measured (--no-native)"
                 elif cand is not None:
                     try:
                         s = schedule(cand.algorithm, ranks=P, topology=p.topology, params=cand.param_dict, root=root,
@@ -260,7 +262,7 @@ def plan_profile(prof, machine: str | Machine, evaluator: str = "estimate", fide
         notes.append(f"estimated, not measured (P is not mpirun's {world}, or the operation is not one of "
                      f"{', '.join(MEASURABLE_OPS)}): {'; '.join(estimated)}")
     if any(r.native_s is None for r in rows):
-        notes.append("not modelled: the MPI library's choice has no collplan schedule; those shapes count no saving")
+        notes.append("a shape without the library's time counts no saving")
     return ProfilePlan(prof.path, prof.world_size, m.name, m.model, evaluator, library, rows, plans, skipped, notes,
                        recorded_collective_s(prof), prof.wall_s())
 
@@ -282,9 +284,9 @@ def format_profile_plan(pp: ProfilePlan) -> str:
     lines.append(f"# expected saving: {ft(pp.saving_s)} (sum over shapes of calls x (native - planned)); recorded "
                  f"time in collectives {ft(mean)} per rank (max {ft(peak)}), wall {ft(pp.recorded_wall_s)}")
     for r in pp.rows:
-        if r.native_algorithm is None:
-            lines.append(wrap(f"# not modelled: {r.collective} P={r.ranks} {fb(r.size_bytes)}: {r.native}: "
-                              f"{r.native_reason}", ""))
+        if r.native_s is None:
+            lines.append(wrap(f"# {'not modelled' if r.native_algorithm is None else 'not priced'}: {r.collective} "
+                              f"P={r.ranks} {fb(r.size_bytes)}: {r.native}: {r.native_reason}", ""))
     if pp.skipped:
         lines.append(wrap("# skipped: " + ", ".join(f"{n} {why}" for why, n in pp.skipped.items()), ""))
     lines += [wrap(f"# {n}", "") for n in pp.notes]

@@ -133,7 +133,8 @@ def _plan_profile(args, target_s: float) -> int:
         print(json.dumps(result.as_dict(), indent=1))
     elif args.csv:
         from ..tables import csv_text
-        print(csv_text([r.as_dict() for r in result.rows]), end="")
+        print(csv_text([r.as_dict() | {"native_algorithm": r.native_algorithm.label() if r.native_algorithm else "",
+                                       "planned": r.planned.label()} for r in result.rows]), end="")
     else:
         print(format_profile_plan(result))
         if args.wisdom:
