@@ -100,6 +100,30 @@ def test_allreduce_then_nonblocking_two_ranks(tmp_path):
     assert v.per_collective_s["allreduce"] == pytest.approx(sum(coll) / 2)
 
 
+def test_wait_after_a_blocking_call(tmp_path):
+    """An ibarrier, a blocking allreduce, then the ibarrier's wait: the compute before the done line is its entry
+    minus the allreduce's exit; the rank waits there until the barrier completes."""
+    ar = dict(op="sum", commutative=1, type_size=8)
+    prof = write_profile(tmp_path, [
+        ([world(2)], [call(0, "barrier", 0, 0, 1000, 1100, 1000, kind="nb"),
+                      call(1, "allreduce", 0, 1, 1500, 3000, 400, 8, **ar), "done 0 3500 3600"], 4000),
+        ([world(2)], [call(0, "barrier", 0, 0, 2000, 2100, 2000, kind="nb"),
+                      call(1, "allreduce", 0, 1, 2200, 3000, 100, 8, **ar), "done 0 3000 3600"], 4000)])
+    rp = replay.replay(prof, "ib-qdr", library="mpich", ranks=2, progress=False)
+    alg, params = lib_choice("barrier", 2, 0)
+    Tb = rank_times(alg, 2, 0, params=params)
+    alg, params = lib_choice("allreduce", 2, 8, 8, commutative=True)
+    Ta = rank_times(alg, 2, 8, params=params)
+    after_ar = [2.2e-6 + Ta[0], 2.2e-6 + Ta[1]]
+    at_wait = [after_ar[0] + 0.5e-6, after_ar[1]]
+    end = [max(at_wait[r], 2e-6 + Tb[r]) for r in range(2)]
+    coll = [0.1e-6 + after_ar[0] - 1.5e-6 + end[0] - at_wait[0], 0.1e-6 + Ta[1] + end[1] - at_wait[1]]
+    v = rp.variants[0]
+    assert v.total_s == pytest.approx(max(end) + 0.4e-6)
+    assert v.collective_mean_s == pytest.approx(sum(coll) / 2)
+    assert v.per_collective_s["barrier"] == pytest.approx((0.2e-6 + end[0] - at_wait[0] + end[1] - at_wait[1]) / 2)
+
+
 def four_rank_profile(tmp_path, nbytes=4096):
     """P = 4: a world allgather, then an allreduce on each half ({0, 1}, {2, 3}); a size-1 communicator's bcast."""
     out = []
@@ -214,7 +238,8 @@ def test_cli_replay_json_and_error(tmp_path):
                          text=True)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["ranks"] == 16 and doc["library"] == "mpich" and [v["name"] for v in doc["variants"]] == ["native", "collplan"]
+    assert doc["ranks"] == 16 and doc["library"] == "mpich"
+    assert [v["name"] for v in doc["variants"]] == ["native", "collplan"]
     assert any("full:S" in n for n in doc["notes"])   # the halves are not every rank: on their own full:8
     bad = subprocess.run([sys.executable, "-m", "collplan", "replay", str(tmp_path), "--ranks", "6",
                           "--machine", "ib-qdr"], capture_output=True, text=True)

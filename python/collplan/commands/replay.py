@@ -13,7 +13,8 @@ from ._common import RANKS, add_json_csv, add_max_memory, print_json_csv
 
 
 def register(sub) -> None:
-    p = sub.add_parser("replay", help="replay a recorded profile at another scale: the MPI library's choice vs collplan's",
+    p = sub.add_parser("replay", help="replay a recorded profile at another scale: the MPI library's choice vs "
+                       "collplan's",
                        epilog="example:\n  collplan replay prof/ --ranks 64 --machine ib-qdr --scaling weak")
     p.add_argument("profile", metavar="DIR", help="a profile directory (COLLPLAN_PROFILE=DIR, docs/profile.md)")
     g = p.add_mutually_exclusive_group(required=True)
