@@ -44,7 +44,6 @@ class _Call:
     commutative: bool
     builtin_op: bool
     type_size: int
-    root: int
     nodes: int
     counts: tuple | None
 
@@ -615,9 +614,10 @@ def choice(library: str, collective: str, ranks: int, bytes: int, *, commutative
            nodes: int = 1, counts=None, type_size: int = 1, builtin_op: bool = True) -> NativeChoice:
     """What `library` runs by default for one call of `collective` on `ranks` ranks over `nodes` nodes, `bytes`
     by collplan's convention (docs/profile.md). type_size: the datatype's size, where a rule counts elements;
-    builtin_op: a predefined operation (MPICH's rules); counts: the profile's values, summing to `bytes`
-    (allgatherv, reduce_scatter: each rank's part, where MPICH looks at the largest and at whether they are all
-    equal); root: the rooted collectives' (ignored by the others)."""
+    builtin_op: a predefined operation (MPICH's rules; a non-commutative one is a user's); counts: the profile's
+    values, summing to `bytes` (allgatherv, reduce_scatter: each rank's part, where MPICH looks at the largest and
+    at whether they are all equal); root: checked for the rooted collectives, ignored by the others (no rule of
+    either library depends on it)."""
     if library not in LIBRARIES:
         raise CollplanError(f"unknown MPI library '{library}' (allowed: {', '.join(LIBRARIES)})")
     rooted = api.describe(collective)["rooted"]
@@ -634,7 +634,7 @@ def choice(library: str, collective: str, ranks: int, bytes: int, *, commutative
     if counts is not None and sum(counts) != bytes:
         raise CollplanError(f"counts sum to {sum(counts)} (allowed: bytes, {bytes})")
     call = _Call(collective, ranks, bytes, bool(commutative), bool(builtin_op) and bool(commutative), type_size,
-                 root if rooted else 0, nodes, tuple(counts) if counts is not None else None)
+                 nodes, tuple(counts) if counts is not None else None)
     return _mpich(call) if library == "mpich" else _openmpi(call)
 
 
