@@ -120,8 +120,9 @@ def _plan_profile(args, target_s: float) -> int:
         raise CollplanError(f"--profile plans the shapes the profile recorded: give no {', '.join(given)}")
     measure = None if args.evaluator != "measure" else dict(prune=args.prune, keep=args.keep, reps=args.reps,
                                                              target_s=target_s, native=not args.no_native)
-    result = plan_profile(load(args.profile), args.machine, args.evaluator, args.fidelity, args.library,
-                          progress=not args.no_progress, max_memory=args.max_memory, measure=measure)
+    result = plan_profile(load(args.profile, max_memory=args.max_memory), args.machine, args.evaluator,
+                          args.fidelity, args.library, progress=not args.no_progress, max_memory=args.max_memory,
+                          measure=measure)
     if args.evaluator == "measure":
         from ..mpi import backend
         if backend()[0].COMM_WORLD.Get_rank() != 0:

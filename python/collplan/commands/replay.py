@@ -37,8 +37,9 @@ def register(sub) -> None:
 
 def cmd_replay(args) -> int:
     from ..profile import load
-    result = replay(load(args.profile), args.machine, args.ranks, args.topology, args.fidelity, args.scaling,
-                    args.library, args.wisdom, progress=not args.no_progress, max_memory=args.max_memory)
+    result = replay(load(args.profile, max_memory=args.max_memory), args.machine, args.ranks, args.topology,
+                    args.fidelity, args.scaling, args.library, args.wisdom, progress=not args.no_progress,
+                    max_memory=args.max_memory)
     rows = [{"variant": v.name, "collective": c, "time_s": t} for v in ([result.recorded] if result.recorded else [])
             + result.variants for c, t in v.per_collective_s.items()]
     if not print_json_csv(args, result.as_dict(), rows):
