@@ -326,11 +326,13 @@ class _Shape:
     wisdom_bytes: int         # the wisdom's size (alltoallv: the mean block, for the tables; its entries have none)
     native_bytes: int         # collplan.native's (the profile's convention: allgatherv, reduce_scatter the sum)
     type_size: int
+    nodes: int                # the nodes the members are on (collplan.native's `nodes`)
     counts: tuple | None = None
     matrix: tuple | None = None
 
     def key(self) -> tuple:
-        return (self.collective, self.ranks, self.topology, self.size, self.root, self.op, self.counts, self.matrix)
+        return (self.collective, self.ranks, self.topology, self.size, self.root, self.op, self.nodes, self.counts,
+                self.matrix)
 
 
 class _Instance:
@@ -415,11 +417,13 @@ def scale_of(recorded: int, ranks: int | None, topology: str | None) -> tuple[in
     return N, spec, N // recorded
 
 
-def _scaled_shape(inst, k: int, N: int, topology: str, scaling: str, notes: Counter) -> _Shape:
-    """The instance at k times its communicator's size (scaling rules: docs/profile.md)."""
+def _scaled_shape(inst, k: int, N: int, topology: str, scaling: str, notes: Counter, hosts: int) -> _Shape:
+    """The instance at k times its communicator's size (scaling rules: docs/profile.md). hosts: the recorded
+    members' hosts -- the nodes at the recorded scale (k = 1); scaled, every rank is a node of the topology."""
     c = _member_call(inst)
     coll, s = inst.collective, inst.comm.size
     S = s * k
+    nodes = hosts if k == 1 else S
     members = [w * k + j for w in inst.comm.world_ranks for j in range(k)]
     if members == list(range(N)):
         topo = topology
@@ -436,20 +440,20 @@ def _scaled_shape(inst, k: int, N: int, topology: str, scaling: str, notes: Coun
         per = [_share(v, div, c.type_size) for v in c.values for _ in range(k)] if c.values else \
             [_share(c.bytes // s, div, c.type_size)] * S
         units, g = _units(per)
-        return _Shape(coll, S, topo, g, root, op, commutative, sum(per) // S, sum(per), c.type_size,
+        return _Shape(coll, S, topo, g, root, op, commutative, sum(per) // S, sum(per), c.type_size, nodes,
                       counts=tuple(units))
     if coll == "alltoallv":
         if k == 1 and all(len(x.values) == s for x in inst.calls):
             flat, g = _units([v for x in inst.calls for v in x.values])
             mean = sum(flat) * g // (s * s)
-            return _Shape(coll, S, topo, g, 0, "", True, mean, mean * s, c.type_size,
+            return _Shape(coll, S, topo, g, 0, "", True, mean, mean * s, c.type_size, nodes,
                           matrix=tuple(tuple(flat[i * s:(i + 1) * s]) for i in range(s)))
         notes["alltoallv at N != P: a uniform alltoall of the mean block (the recorded matrix has no N-rank "
               "counterpart)"] += 1
         block = _share(sum(x.bytes for x in inst.calls) // (s * s), div, c.type_size)
-        return _Shape("alltoall", S, topo, block, 0, "", True, block, block, c.type_size)
+        return _Shape("alltoall", S, topo, block, 0, "", True, block, block, c.type_size, nodes)
     n = _share(c.bytes, div, c.type_size)
-    return _Shape(coll, S, topo, n, root, op, commutative, n, n, c.type_size)
+    return _Shape(coll, S, topo, n, root, op, commutative, n, n, c.type_size, nodes)
 
 
 class _Chooser:
@@ -479,7 +483,7 @@ class _Chooser:
         counts = None if sh.counts is None else [x * sh.size for x in sh.counts]
         nc = self.native.choice(self.library, sh.collective, sh.ranks, sh.native_bytes, type_size=max(1, sh.type_size),
                                 commutative=sh.commutative, builtin_op=sh.op not in ("user", "noncommutative"),
-                                root=sh.root, nodes=sh.ranks, counts=counts)
+                                root=sh.root, nodes=sh.nodes, counts=counts)
         if nc.algorithm is None:
             self.unmodelled[f"{sh.collective} ({nc.native}: {nc.reason})"] += weight
             return None
@@ -655,7 +659,7 @@ def replay(prof, machine: str | Machine, ranks: int | None = None, topology: str
         if inst.comm.size == 1:
             notes["a size-1 communicator's collective completes at its arrival (no messages)"] += 1
             continue
-        sh = _scaled_shape(inst, k, N, topo, scaling, notes)
+        sh = _scaled_shape(inst, k, N, topo, scaling, notes, _nodes(prof, inst.comm.world_ranks))
         instances[inst.key] = _Instance(sh, {w: i for i, w in enumerate(inst.comm.world_ranks)})
     chooser = _Chooser(m, library, None if wisdom is None else _wisdom_text(wisdom),
                        [x.shape for x in instances.values()], max_memory)

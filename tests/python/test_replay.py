@@ -28,7 +28,7 @@ def write_profile(d, ranks, mpi=OMPI, init_exit=0, hosts=None):
     """ranks[r] = (comm lines, call/done lines, finalize ns): one collplan.<r>.prof per rank."""
     P = len(ranks)
     for r, (comms, lines, fin) in enumerate(ranks):
-        host = hosts[r] if hosts else "node0"
+        host = hosts[r] if hosts else f"node{r}"  # one rank per node, as the simulator places them
         text = [f"collplan-profile 1", f"rank {r} {P}", f"mpi {mpi}", f"host {host}", f"init -1000 {init_exit}"]
         text += comms + lines + [f"finalize {fin}", f"end {sum(x.startswith('call') for x in lines)}"]
         (d / f"collplan.{r}.prof").write_text("\n".join(text) + "\n")
@@ -45,7 +45,7 @@ def rank_times(algorithm, P, size, machine="ib-qdr", fidelity="loggp", topology=
 
 
 def lib_choice(coll, P, nbytes, type_size=1, **kw):
-    """What the replay's native variant runs: MPICH's choice, one rank per node (as the simulator places them)."""
+    """What the replay's native variant runs: MPICH's choice, one rank per node (write_profile's hosts)."""
     c = native.choice("mpich", coll, P, nbytes, nodes=P, type_size=type_size, **kw)
     return c.algorithm, c.params
 
@@ -70,6 +70,18 @@ def test_blocking_barrier_two_ranks(tmp_path):
     # at the recorded P the profile's own times stand beside (the accuracy check)
     assert rp.recorded.collective_mean_s == pytest.approx((4000 + 2000) * NS / 2)
     assert rp.recorded.total_s == pytest.approx(prof.wall_s())
+
+
+def test_the_library_is_asked_with_the_recorded_nodes_at_the_recorded_scale(tmp_path):
+    """Two ranks recorded on one host: MPICH there runs its shared-memory allreduce (no collplan schedule), so the
+    native variant is not modelled at N = P; scaled to 4 ranks, every rank is a node and the MPIR rule applies."""
+    lines = [call(0, "allreduce", 0, 0, 1000, 2000, 1000, 64, op="sum", commutative=1, type_size=8)]
+    prof = write_profile(tmp_path, [([world(2)], lines, 3000), ([world(2)], lines, 3000)], hosts=["a", "a"])
+    assert native.choice("mpich", "allreduce", 2, 64, nodes=1, type_size=8).algorithm is None
+    same = replay.replay(prof, "ib-qdr", library="mpich", ranks=2, progress=False)
+    assert any("not modelled" in n for n in same.notes), same.notes
+    scaled = replay.replay(prof, "ib-qdr", library="mpich", ranks=4, progress=False)
+    assert not any("not modelled" in n for n in scaled.notes), scaled.notes
 
 
 def test_allreduce_then_nonblocking_two_ranks(tmp_path):
@@ -198,13 +210,13 @@ def test_scaled_communicators_and_gaps():
     notes = {}
     # members 1 and 3 of 4, scaled by 2 to 8: the blocks of 1 and 3 -> ranks 2, 3, 6, 7
     inst = Inst("allgatherv", Comm([1, 3]), [Call("allgatherv", 12, [4, 8]), Call("allgatherv", 12, [4, 8])])
-    weak = replay._scaled_shape(inst, 2, 8, "full:8", "weak", notes)
+    weak = replay._scaled_shape(inst, 2, 8, "full:8", "weak", notes, 1)
     assert weak.ranks == 4 and weak.topology == "full:4"
     assert [c * weak.size for c in weak.counts] == [4, 4, 8, 8]
-    strong = replay._scaled_shape(inst, 2, 8, "full:8", "strong", notes)
+    strong = replay._scaled_shape(inst, 2, 8, "full:8", "strong", notes, 1)
     assert [c * strong.size for c in strong.counts] == [4, 4, 4, 4]   # 4/2 -> one element of 4 bytes at least
     root = Inst("bcast", Comm([0, 1, 2, 3]), [Call("bcast", 100, root=2)] * 4)
-    sh = replay._scaled_shape(root, 2, 8, "torus:2x4", "strong", notes)
+    sh = replay._scaled_shape(root, 2, 8, "torus:2x4", "strong", notes, 1)
     assert (sh.root, sh.size, sh.topology) == (4, 100, "torus:2x4")   # every rank in order: on the topology
 
 
