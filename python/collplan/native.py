@@ -13,6 +13,8 @@ one thread in MPI, default MCA parameters and CVARs, ranks spread over `nodes` n
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 import re
 
 from dataclasses import dataclass, field
@@ -592,6 +594,11 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
     return native, "scatter/" + ("binomial" if name == "binomial" else "linear"), {}, ""
 
 
+# Open MPI's trees that are one message root <-> the other rank at P = 2 (a split binary tree sends two halves).
+_OMPI_ONE_MESSAGE_AT_2 = defaultdict(tuple, {"bcast": ("(binary_tree)", "(binomial)", "(knomial)"),
+                                             "reduce": ("(binary)", "(binomial)", "(in-order_binary)", "(chain)", "(pipeline)")})
+
+
 def _openmpi(call: _Call) -> NativeChoice:
     if call.ranks == 1:
         return _pick("openmpi", "self", None, {}, f"{OMPI} ompi/mca/coll/self/coll_self_module.c",
@@ -607,6 +614,10 @@ def _openmpi(call: _Call) -> NativeChoice:
                      "no hierarchical algorithm")
     alg, source = _ompi_fixed(call)
     native, algorithm, params, reason = _ompi_algorithm(call, alg)
+    if call.ranks == 2 and algorithm is None and any(t in native for t in _OMPI_ONE_MESSAGE_AT_2[call.collective]):
+        # two ranks: every tree is the one message between the root and the other rank, as the linear algorithm
+        algorithm, params, reason = f"{call.collective}/linear", {}, ""
+        source += " (P = 2: the tree is one message, as linear)"
     return _pick("openmpi", native, algorithm, params, source, reason)
 
 

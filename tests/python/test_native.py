@@ -210,7 +210,9 @@ def test_ompi_barrier():
 
 def test_ompi_bcast():
     assert pick("openmpi", "bcast", 2, 31)[1:] == ("bcast/chain", {"segments": "1"})
-    assert ompi("bcast", 2, 32) is None                                 # binary tree
+    assert ompi("bcast", 3, 32) is None                                 # binary tree
+    ch = native.choice("openmpi", "bcast", 2, 32)                       # at P = 2 the one message, as linear
+    assert ch.algorithm == "bcast/linear" and "binary_tree" in ch.native and "P = 2" in ch.source
     assert ompi("bcast", 5, 63) is None
     assert ompi("bcast", 5, 64) is None                                 # Open MPI's binomial tree
     assert ompi("bcast", 5, 1048575) == "bcast/linear"
@@ -231,7 +233,9 @@ def test_ompi_reduce():
     assert ompi("reduce", 8, 8191) is None
     assert pick("openmpi", "reduce", 8, 8192, root=5)[1:] == ("reduce/binomial", {"relative": "1"})
     assert ompi("reduce", 5, 100, commutative=False) == "reduce/linear"
-    assert ompi("reduce", 2, 7, commutative=False) is None              # in-order binary
+    assert ompi("reduce", 3, 7, commutative=False) is None              # in-order binary
+    assert ompi("reduce", 2, 7, commutative=False) == "reduce/linear"   # at P = 2 the one message
+    assert ompi("reduce", 2, 1 << 20) == "reduce/linear"                # chain, at P = 2 the one message
 
 
 def test_ompi_reduce_scatter():
