@@ -13,8 +13,6 @@ one thread in MPI, default MCA parameters and CVARs, ranks spread over `nodes` n
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 import re
 
 from dataclasses import dataclass, field
@@ -595,8 +593,8 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
 
 
 # Open MPI's trees that are one message root <-> the other rank at P = 2 (a split binary tree sends two halves).
-_OMPI_ONE_MESSAGE_AT_2 = defaultdict(tuple, {"bcast": ("(binary_tree)", "(binomial)", "(knomial)"),
-                                             "reduce": ("(binary)", "(binomial)", "(in-order_binary)", "(chain)", "(pipeline)")})
+_OMPI_ONE_MESSAGE_AT_2 = {"bcast": ("binary_tree", "binomial", "knomial"),
+                          "reduce": ("binary", "binomial", "in-order_binary", "chain", "pipeline")}
 
 
 def _openmpi(call: _Call) -> NativeChoice:
@@ -614,7 +612,8 @@ def _openmpi(call: _Call) -> NativeChoice:
                      "no hierarchical algorithm")
     alg, source = _ompi_fixed(call)
     native, algorithm, params, reason = _ompi_algorithm(call, alg)
-    if call.ranks == 2 and algorithm is None and any(t in native for t in _OMPI_ONE_MESSAGE_AT_2[call.collective]):
+    if call.ranks == 2 and algorithm is None and OMPI_NAMES[call.collective][alg - 1] in _OMPI_ONE_MESSAGE_AT_2.get(
+            call.collective, ()):
         # two ranks: every tree is the one message between the root and the other rank, as the linear algorithm
         algorithm, params, reason = f"{call.collective}/linear", {}, ""
         source += " (P = 2: the tree is one message, as linear)"

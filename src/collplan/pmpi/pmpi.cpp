@@ -1207,9 +1207,10 @@ void after_init(int provided) {
     const uint64_t h = fnv1a(config().fingerprint);
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    // With the fingerprints, rank 0's clock and host, for COLLPLAN_PROFILE's common time zero (profile.hpp).
-    const ProfileClock clock = profile_clock();
-    unsigned long long mine[4] = {h, ~h, rank == 0 ? clock.now_ns : 0, rank == 0 ? clock.host : 0}, all[4] = {};
+    // With the fingerprints, rank 0's clock and host, for COLLPLAN_PROFILE's common time zero (profile_open).
+    const std::string host = profile_host();
+    const unsigned long long host_key = fnv1a(host) | 1, now = static_cast<unsigned long long>(profile_now());
+    unsigned long long mine[4] = {h, ~h, rank == 0 ? now : 0, rank == 0 ? host_key : 0}, all[4] = {};
     if (PMPI_Allreduce(mine, all, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return;
     g_agreed = all[0] == mine[0] && all[1] == mine[1];
     // A disagreement still goes through the decisions (all decline); COLLPLAN_VERBOSE logs every collective's.
@@ -1223,7 +1224,7 @@ void after_init(int provided) {
     if (!g_agreed && rank == 0)
         std::fprintf(stderr, "collplan: warning: the COLLPLAN_* settings differ between ranks; every collective runs natively\n");
     progress_init(provided, rank);
-    profile_open(ProfileClock{all[2], all[3]});
+    profile_open(all[3] == host_key ? static_cast<int64_t>(all[2]) : profile_now(), host);
     g_watch = g_stats_on || g_profile;
 }
 

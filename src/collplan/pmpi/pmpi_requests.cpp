@@ -47,10 +47,22 @@ namespace {
 // ------------------------------------------------------------------------------------------------- state
 static thread_local bool t_inside __attribute__((tls_model("initial-exec"))) = false;  // advancing schedules
 
-// Records the program may hold a handle of; 0: every call passes straight through. Changed only by the thread
+// Records the program may hold a handle of (and 1 while the recorder watches requests: watch_requests); 0: every
+// call passes straight through. Changed only by the thread
 // that holds g_mu (or the only thread): a plain load and store, no locked instruction.
 std::atomic<int> g_live{0};
 void add_live(int d) { g_live.store(g_live.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+} // namespace
+
+bool g_watch_requests = false;
+// Watching counts as one live record: the request calls then take their slow paths, which pass the library's own
+// requests through and report to the recorder (the interceptors at the end of this file).
+void watch_requests(bool on) {
+    if (on != g_watch_requests) add_live(on ? 1 : -1);
+    g_watch_requests = on;
+}
+
+namespace {
 std::vector<CollRequest*>& g_table = *new std::vector<CollRequest*>;  // by index; records are reused, never freed
 std::vector<uint32_t>& g_free = *new std::vector<uint32_t>;
 std::vector<CollRequest*>& g_running = *new std::vector<CollRequest*>;
@@ -903,69 +915,59 @@ extern "C" {
 #define COLLPLAN_NONE_LIVE() (g_live.load(std::memory_order_relaxed) == 0)
 // COLLPLAN_PROFILE with recorded non-blocking or persistent requests (profile.hpp): the program's call between a
 // ProfileWatch of its requests and the report of those it returned (not the calls of collplan's own schedules).
-#define COLLPLAN_WATCHED(n, reqs, call, report)                             \
-    if (g_watch_requests && !t_inside && !t_profile_inside) [[unlikely]] { \
-        ProfileWatch w(n, reqs);                \
-        const int rc = call;                    \
-        report;                                 \
-        return rc;                              \
+#define COLLPLAN_WATCHED(n, reqs, call, report)                \
+    if (g_watch_requests && !t_inside && !t_profile_inside) { \
+        ProfileWatch w(n, reqs);                               \
+        const int rc = call;                                   \
+        report;                                                \
+        return rc;                                             \
     }
 
 int MPI_Wait(MPI_Request* r, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Wait(r, st);
-    COLLPLAN_WATCHED(1, r, COLLPLAN_NONE_LIVE() ? PMPI_Wait(r, st) : wait_slow(r, st), w.all())
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Wait(r, st);
+    COLLPLAN_WATCHED(1, r, wait_slow(r, st), w.all())
     return wait_slow(r, st);
 }
 
 int MPI_Test(MPI_Request* r, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Test(r, flag, st);
-    COLLPLAN_WATCHED(1, r, COLLPLAN_NONE_LIVE() ? PMPI_Test(r, flag, st) : test_slow(r, flag, st), if (*flag) w.all())
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Test(r, flag, st);
+    COLLPLAN_WATCHED(1, r, test_slow(r, flag, st), if (*flag) w.all())
     return test_slow(r, flag, st);
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitall(n, reqs, sts);
-    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Waitall(n, reqs, sts) : waitall_slow(n, reqs, sts), w.all())
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitall(n, reqs, sts);
+    COLLPLAN_WATCHED(n, reqs, waitall_slow(n, reqs, sts), w.all())
     return waitall_slow(n, reqs, sts);
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
-    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Testall(n, reqs, flag, sts) : testall_slow(n, reqs, flag, sts),
-                     if (*flag) w.all())
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testall(n, reqs, flag, sts);
+    COLLPLAN_WATCHED(n, reqs, testall_slow(n, reqs, flag, sts), if (*flag) w.all())
     return testall_slow(n, reqs, flag, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitany(n, reqs, index, st);
-    COLLPLAN_WATCHED(n, reqs, COLLPLAN_NONE_LIVE() ? PMPI_Waitany(n, reqs, index, st) : waitany_slow(n, reqs, index, st),
-                     w.index(*index))
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitany(n, reqs, index, st);
+    COLLPLAN_WATCHED(n, reqs, waitany_slow(n, reqs, index, st), w.index(*index))
     return waitany_slow(n, reqs, index, st);
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
-    COLLPLAN_WATCHED(n, reqs,
-                     COLLPLAN_NONE_LIVE() ? PMPI_Testany(n, reqs, index, flag, st) : testany_slow(n, reqs, index, flag, st),
-                     if (*flag) w.index(*index))
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testany(n, reqs, index, flag, st);
+    COLLPLAN_WATCHED(n, reqs, testany_slow(n, reqs, index, flag, st), if (*flag) w.index(*index))
     return testany_slow(n, reqs, index, flag, st);
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
-    COLLPLAN_WATCHED(n, reqs,
-                     COLLPLAN_NONE_LIVE() ? PMPI_Waitsome(n, reqs, outcount, indices, sts)
-                                          : waitsome_slow(n, reqs, outcount, indices, sts),
-                     w.some(*outcount, indices))
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+    COLLPLAN_WATCHED(n, reqs, waitsome_slow(n, reqs, outcount, indices, sts), w.some(*outcount, indices))
     return waitsome_slow(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
-    COLLPLAN_WATCHED(n, reqs,
-                     COLLPLAN_NONE_LIVE() ? PMPI_Testsome(n, reqs, outcount, indices, sts)
-                                          : testsome_slow(n, reqs, outcount, indices, sts),
-                     w.some(*outcount, indices))
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Testsome(n, reqs, outcount, indices, sts);
+    COLLPLAN_WATCHED(n, reqs, testsome_slow(n, reqs, outcount, indices, sts), w.some(*outcount, indices))
     return testsome_slow(n, reqs, outcount, indices, sts);
 }
 
@@ -975,8 +977,8 @@ int MPI_Request_get_status(MPI_Request r, int* flag, MPI_Status* st) {
 }
 
 int MPI_Request_free(MPI_Request* r) {
-    if (g_watch_requests) [[unlikely]] profile_freed(r);
     if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Request_free(r);
+    if (g_watch_requests) profile_freed(r);
     return request_free_slow(r);
 }
 
@@ -1006,26 +1008,25 @@ int MPI_Cancel(MPI_Request* r) {
 }
 
 int MPI_Start(MPI_Request* r) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Start(r);
-    const int64_t enter = g_watch_requests ? profile_now() : 0;
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Start(r);
+    if (!g_watch_requests) return start_one(r);
+    const int64_t enter = profile_now();
     const MPI_Request started = *r;
-    const ProfileInside inside(g_profile);  // (the schedule's own sends are not the program's)
-    const int rc = COLLPLAN_NONE_LIVE() ? PMPI_Start(r) : start_one(r);
-    if (g_watch_requests && rc == MPI_SUCCESS) profile_started(1, &started, enter);
+    const ProfileInside inside(true);  // (the schedule's own sends are not the program's)
+    const int rc = start_one(r);
+    if (rc == MPI_SUCCESS) profile_started(1, &started, enter);
     return rc;
 }
 
 // In the order of the array (collplan's persistent requests may be started in any order: Request::pin_tags).
 int MPI_Startall(int n, MPI_Request reqs[]) {
-    if (COLLPLAN_NONE_LIVE() && !g_watch_requests) [[likely]] return PMPI_Startall(n, reqs);
+    if (COLLPLAN_NONE_LIVE()) [[likely]] return PMPI_Startall(n, reqs);
     const int64_t enter = g_watch_requests ? profile_now() : 0;
-    int rc = MPI_SUCCESS;
-    const ProfileInside inside(g_profile);
-    if (COLLPLAN_NONE_LIVE()) rc = PMPI_Startall(n, reqs);
-    else
-        for (int i = 0; i < n && rc == MPI_SUCCESS; ++i) rc = start_one(&reqs[i]);
-    if (g_watch_requests && rc == MPI_SUCCESS) profile_started(n, reqs, enter);
-    return rc;
+    const ProfileInside inside(g_watch_requests);
+    for (int i = 0; i < n; ++i)
+        if (const int rc = start_one(&reqs[i]); rc != MPI_SUCCESS) return rc;
+    if (g_watch_requests) profile_started(n, reqs, enter);
+    return MPI_SUCCESS;
 }
 
 #if COLLPLAN_HAVE_MPI_4_1
@@ -1060,6 +1061,18 @@ MPI_Request MPI_Request_f2c(MPI_Fint f) { return request_f2c(f); }
 #define COLLPLAN_SENT(comm, dst, n, t) \
     if (g_profile && !t_profile_inside && !t_inside) [[unlikely]] profile_sent(comm, dst, static_cast<int64_t>(n), t)
 
+// The sends interposed for the count alone: the library's call after it.
+#define COLLPLAN_COUNTED_SEND(Name, C, Count)                                                  \
+    int MPI_##Name##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) { \
+        COLLPLAN_SENT(comm, dst, n, t);                                                            \
+        return PMPI_##Name##C(buf, n, t, dst, tag, comm);                                          \
+    }
+#define COLLPLAN_COUNTED_ISEND(Name, C, Count)                                                               \
+    int MPI_##Name##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) { \
+        COLLPLAN_SENT(comm, dst, n, t);                                                                          \
+        return PMPI_##Name##C(buf, n, t, dst, tag, comm, r);                                                     \
+    }
+
 #define COLLPLAN_BLOCKING_P2P(Count, C)                                                                               \
     int MPI_Recv##C(void* buf, Count n, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Status* st) {           \
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Recv##C(buf, n, t, src, tag, comm, st);                           \
@@ -1089,35 +1102,19 @@ MPI_Request MPI_Request_f2c(MPI_Fint f) { return request_f2c(f); }
         if (COLLPLAN_QUIET()) [[likely]] return PMPI_Mrecv##C(buf, n, t, m, st);                                       \
         return blocking([&](MPI_Request* r) { return PMPI_Imrecv##C(buf, n, t, m, r); }, st);                          \
     }                                                                                                                  \
-    int MPI_Rsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Rsend##C(buf, n, t, dst, tag, comm);                                                               \
-    }                                                                                                                  \
-    int MPI_Bsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {                     \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Bsend##C(buf, n, t, dst, tag, comm);                                                               \
-    }                                                                                                                  \
-    int MPI_Isend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {     \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Isend##C(buf, n, t, dst, tag, comm, r);                                                            \
-    }                                                                                                                  \
-    int MPI_Issend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Issend##C(buf, n, t, dst, tag, comm, r);                                                           \
-    }                                                                                                                  \
-    int MPI_Irsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Irsend##C(buf, n, t, dst, tag, comm, r);                                                           \
-    }                                                                                                                  \
-    int MPI_Ibsend##C(const void* buf, Count n, MPI_Datatype t, int dst, int tag, MPI_Comm comm, MPI_Request* r) {    \
-        COLLPLAN_SENT(comm, dst, n, t);                                                                                \
-        return PMPI_Ibsend##C(buf, n, t, dst, tag, comm, r);                                                           \
-    }
+    COLLPLAN_COUNTED_SEND(Rsend, C, Count)                                                                             \
+    COLLPLAN_COUNTED_SEND(Bsend, C, Count)                                                                             \
+    COLLPLAN_COUNTED_ISEND(Isend, C, Count)                                                                            \
+    COLLPLAN_COUNTED_ISEND(Issend, C, Count)                                                                           \
+    COLLPLAN_COUNTED_ISEND(Irsend, C, Count)                                                                           \
+    COLLPLAN_COUNTED_ISEND(Ibsend, C, Count)
 COLLPLAN_BLOCKING_P2P(int, )
 #if COLLPLAN_HAVE_LARGE_COUNT  // the large-count versions (MPICH; Open MPI 5.0 declares none)
 COLLPLAN_BLOCKING_P2P(MPI_Count, _c)
 #endif
 #undef COLLPLAN_BLOCKING_P2P
+#undef COLLPLAN_COUNTED_SEND
+#undef COLLPLAN_COUNTED_ISEND
 
 int MPI_Sendrecv_replace(void* buf, int n, MPI_Datatype t, int dst, int stag, int src, int rtag, MPI_Comm comm,
                          MPI_Status* st) {

@@ -119,6 +119,12 @@ void release_slot(CollRequest& c);
 MPI_Fint request_c2f(MPI_Request r);
 MPI_Request request_f2c(MPI_Fint f);
 
+// COLLPLAN_PROFILE's recorder (profile.hpp) watches the program's recorded non-blocking and persistent requests: while
+// on (g_watch_requests), the request calls leave their pass-through (as while collplan's own requests are live) and
+// report what they return, start or free. Called with g_mu held (or by the only thread).
+extern bool g_watch_requests;
+void watch_requests(bool on);
+
 // COLLPLAN_PROGRESS=thread: a thread advances the schedules (MPI_THREAD_MULTIPLE only; else a warning, once).
 void progress_init(int provided, int world_rank);
 // At MPI_Finalize: stops the thread, completes the runs still going (requests the program freed while they ran),

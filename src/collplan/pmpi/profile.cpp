@@ -26,7 +26,6 @@
 namespace collplan::mpi::pmpi {
 
 bool g_profile = false;
-bool g_watch_requests = false;
 thread_local bool t_profile_inside __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
@@ -35,7 +34,7 @@ constexpr size_t kMaxLines = 8192;          // records buffered before a write
 constexpr size_t kMaxValues = size_t{1} << 17;  // per-member values buffered (1 MiB)
 
 int64_t g_init_enter = 0;  // MPI_Init entered (absolute ns)
-int64_t g_zero = 0;        // time zero: after MPI_Init's agreement (absolute ns)
+int64_t g_zero = 0;        // time zero (absolute ns): profile_open()
 
 struct CommRec {
     uint32_t id = 0;
@@ -54,10 +53,9 @@ struct Line {
     bool contiguous = true;
     int8_t commutative = -1;  // -1: not a reduction
     uint8_t op = 0;           // index into kOps (0: none)
-    bool start = false;       // a persistent request's start
     bool inter = false;       // comm: an inter-communicator
     uint32_t comm = 0;
-    uint32_t start_no = 0;
+    uint32_t start_no = 0;    // a persistent request's start: 1, 2, ... (0: not a start)
     int32_t root = -1;
     uint64_t seq = 0;         // call: its number; done: the call's
     uint64_t cseq = 0;
@@ -67,9 +65,6 @@ struct Line {
     uint64_t values_at = 0, nvalues = 0;   // in the arena (comm: its members)
 };
 
-struct Pending {  // a recorded non-blocking call or persistent start, until a completion call returns it
-    uint64_t seq = 0;
-};
 struct Persistent {  // a recorded persistent request: its init line, and how often it was started
     Line init;
     std::vector<uint64_t> values;
@@ -80,7 +75,7 @@ struct Recorder {
     std::FILE* file = nullptr;
     std::FILE* spill = nullptr;  // full buffers, until MPI_Finalize formats them (spill())
     std::string path, spill_path;
-    int rank = 0, size = 0;
+    int rank = 0;
     std::vector<Line> lines;
     std::vector<uint64_t> arena;
     uint64_t next_seq = 0, written_calls = 0;
@@ -92,7 +87,7 @@ struct Recorder {
     uint8_t last_op_index = 0;
     uint32_t next_comm = 0;
     int keyval = MPI_KEYVAL_INVALID;
-    std::unordered_map<uint64_t, Pending> pending;
+    std::unordered_map<uint64_t, uint64_t> pending;  // request -> its call's seq, until a completion call returns it
     std::unordered_map<uint64_t, Persistent> persistent;
     std::map<int, std::pair<uint64_t, uint64_t>> p2p;  // world rank -> messages, bytes
     std::string failed;  // a write that failed: said once at MPI_Finalize
@@ -111,12 +106,12 @@ const OpName kOps[] = {
 };
 constexpr uint8_t kUserOp = static_cast<uint8_t>(std::size(kOps));
 
-const char* kind_text(Kind k, bool start) {
-    if (start) return "start";
+const char* kind_text(Kind k, uint32_t start_no) {
+    if (start_no > 0) return "start";
     return k == kBlocking ? "b" : k == kNonblocking ? "nb" : "init";
 }
 
-void set_watch() { g_watch_requests = !g_rec->pending.empty() || !g_rec->persistent.empty(); }
+void set_watch() { watch_requests(!g_rec->pending.empty() || !g_rec->persistent.empty()); }
 
 // ------------------------------------------------------------------------------------------------ the file
 struct Text {
@@ -144,7 +139,7 @@ void format(Text& t, const Line& l, const std::vector<uint64_t>& arena) {
             t.put("call");
             t.num(l.seq);
             t.put(" "), t.put(describe(l.f).name);
-            t.put(" "), t.put(kind_text(l.kind, l.start));
+            t.put(" "), t.put(kind_text(l.kind, l.start_no));
             t.num(l.comm);
             t.num(l.cseq);
             t.num(l.start_no);
@@ -326,7 +321,7 @@ void done(uint64_t key, int64_t enter) {
     reserve(0);
     Line l;
     l.what = What::done;
-    l.seq = it->second.seq;
+    l.seq = it->second;
     l.enter = enter - g_zero;
     l.exit = profile_now() - g_zero;
     r.lines.push_back(l);
@@ -351,19 +346,19 @@ int64_t profile_now() {
 
 void profile_init_entered() { g_init_enter = profile_now(); }
 
-ProfileClock profile_clock() {
+std::string profile_host() {
     char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (const char* c = host; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-    return ProfileClock{static_cast<unsigned long long>(profile_now()), h | 1};
+    std::string h = gethostname(host, sizeof host - 1) == 0 ? one_line(host) : "";
+    for (char& c : h)
+        if (c == ' ') c = '_';
+    return h.empty() ? "unknown" : h;
 }
 
-void profile_open(ProfileClock rank0) {
+void profile_open(int64_t zero_ns, const std::string& host) {
     const char* dir = std::getenv("COLLPLAN_PROFILE");
     if (!dir || !*dir) return;
-    const ProfileClock here = profile_clock();
-    g_zero = here.host == rank0.host ? static_cast<int64_t>(rank0.now_ns) : static_cast<int64_t>(here.now_ns);
+    const int64_t opened = profile_now();
+    g_zero = zero_ns;
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -381,7 +376,7 @@ void profile_open(ProfileClock rank0) {
     }
     g_rec = new Recorder;
     Recorder& r = *g_rec;
-    r.file = f, r.path = path, r.spill_path = path + ".spill", r.rank = rank, r.size = size;
+    r.file = f, r.path = path, r.spill_path = path + ".spill", r.rank = rank;
     r.lines.reserve(kMaxLines);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &r.keyval, nullptr);
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -389,19 +384,14 @@ void profile_open(ProfileClock rank0) {
     PMPI_Get_library_version(version, &len);
     std::string v(version, static_cast<size_t>(std::max(0, std::min(len, MPI_MAX_LIBRARY_VERSION_STRING))));
     v = one_line(v.substr(0, v.find('\n')));
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown");
-    std::string h = one_line(host);
-    for (char& c : h)
-        if (c == ' ') c = '_';
     Text t;
     t.put("collplan-profile 1\nrank");
     t.num(rank), t.num(size);
-    t.put("\nmpi " + (v.empty() ? std::string("unknown") : v) + "\nhost " + (h.empty() ? "unknown" : h) + "\ninit");
-    t.num(g_init_enter - g_zero), t.num(static_cast<int64_t>(here.now_ns) - g_zero);
+    t.put("\nmpi " + (v.empty() ? std::string("unknown") : v) + "\nhost " + host + "\ninit");
+    t.num(g_init_enter - g_zero), t.num(opened - g_zero);
     t.put("\n");
     write_text(t.s);
-    r.last_exit = static_cast<int64_t>(here.now_ns) - g_zero;
+    r.last_exit = opened - g_zero;
     g_profile = r.file != nullptr;
 }
 
@@ -410,7 +400,8 @@ void profile_close() {
     MaybeLock lock(g_locking);
     Recorder& r = *g_rec;
     const int64_t fin = profile_now() - g_zero;
-    g_profile = false, g_watch_requests = false;
+    g_profile = false;
+    watch_requests(false);
     finish();
     Text t;
     for (const auto& [peer, mb] : r.p2p) {
@@ -459,7 +450,7 @@ void profile_record(MPI_Comm comm, ProfileCall& call, int rc, const MPI_Request*
     const uint64_t seq = append_call(l, v.data());
     if (rc != MPI_SUCCESS || !req || *req == MPI_REQUEST_NULL) return;
     Recorder& r = *g_rec;
-    if (call.kind == kNonblocking) r.pending[handle_key(*req)] = Pending{seq};
+    if (call.kind == kNonblocking) r.pending[handle_key(*req)] = seq;
     else if (call.kind == kPersistent) r.persistent[handle_key(*req)] = Persistent{l, v, 0};
     set_watch();
 }
@@ -501,9 +492,9 @@ void profile_started(int n, const MPI_Request* reqs, int64_t enter_ns) {
         auto it = r.persistent.find(key);
         if (it == r.persistent.end()) continue;
         Line l = it->second.init;
-        l.start = true, l.start_no = ++it->second.starts;
+        l.start_no = ++it->second.starts;
         l.enter = enter_ns - g_zero, l.exit = exit - g_zero;
-        r.pending[key] = Pending{append_call(l, it->second.values.data())};
+        r.pending[key] = append_call(l, it->second.values.data());
     }
     set_watch();
 }

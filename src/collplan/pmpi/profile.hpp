@@ -4,21 +4,21 @@
 // (the completion calls, MPI_Start, the blocking sends) and profile.cpp (buffers, communicators, the file) share.
 //
 // Cost: with COLLPLAN_PROFILE unset, nothing (the collectives' one pass-through branch reads g_watch, which is
-// false; the completion calls read g_watch_requests beside their own test). Recording: two clock reads and one
+// false; the request calls pass through on g_live alone, which watch_requests() raises while requests are watched). Recording: two clock reads and one
 // record of 96 bytes per call, formatted and written when the buffer (8,192 records) fills and at MPI_Finalize
 // (bench/README.md, "Drop-in overhead").
 #pragma once
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collplan/pmpi/pmpi_requests.hpp"
 
 namespace collplan::mpi::pmpi {
 
-extern bool g_profile;         // COLLPLAN_PROFILE set and the rank's file open (after MPI_Init)
-extern bool g_watch_requests;  // recorded non-blocking or persistent requests exist: the request calls report them
+extern bool g_profile;  // COLLPLAN_PROFILE set and the rank's file open (after MPI_Init)
 
 // Inside a recorded collective call or MPI_Start: the sends of collplan's schedules are not the program's.
 extern thread_local bool t_profile_inside __attribute__((tls_model("initial-exec")));
@@ -52,16 +52,13 @@ struct ProfileCall {
 int64_t profile_now();
 // The time MPI_Init was entered (called first thing in MPI_Init and MPI_Init_thread).
 void profile_init_entered();
-// A monotonic clock reading (ns) and the host it was read on (a hash of its name).
-struct ProfileClock {
-    unsigned long long now_ns = 0, host = 0;
-};
-ProfileClock profile_clock();
-// After MPI_Init's agreement, which gave every rank rank 0's clock reading from just before it: opens
-// DIR/collplan.<rank>.prof when COLLPLAN_PROFILE is set. Time zero is rank 0's reading on rank 0's host (one clock:
-// the ranks' times agree exactly), and the end of the agreement elsewhere (within its skew). A directory or file
-// that cannot be written: a warning on stderr, and this rank records nothing.
-void profile_open(ProfileClock rank0);
+// This host's name, as the profile's `host` line gives it (one word).
+std::string profile_host();
+// After MPI_Init's agreement: opens DIR/collplan.<rank>.prof when COLLPLAN_PROFILE is set, times counting from
+// zero_ns (profile_now's clock: pmpi.cpp's after_init hands every rank on rank 0's host rank 0's reading, so their
+// times agree exactly; elsewhere the rank's own reading at the end of the agreement). A directory or file that
+// cannot be written: a warning on stderr, and this rank records nothing.
+void profile_open(int64_t zero_ns, const std::string& host);
 // At MPI_Finalize (before the MPI library's): the point-to-point summary, the last records and the end line.
 void profile_close();
 
