@@ -283,7 +283,7 @@ def _mpich_algorithm(call: _Call, name: str):
         "recursive_doubling": f"collplan has no recursive-doubling {c}",
         "noncommutative": "collplan has no recursive-halving reduce-scatter for non-commutative operations",
         "pairwise_sendrecv_replace": "in place (MPI_IN_PLACE): collplan has no sendrecv_replace exchange",
-    }[name]
+    }.get(name, f"collplan has no algorithm sending the messages of MPIR_{c.capitalize()}_intra_{name}")
 
 
 def _mpich(call: _Call) -> NativeChoice:
@@ -480,14 +480,19 @@ def _ompi_fixed(call: _Call) -> tuple[int, str]:
                  f"ompi_coll_tuned_{call.collective}_intra_dec_fixed: {rule} -> {alg}")
 
 
-def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
-    """(native name, collplan algorithm, params, reason) of tuned algorithm `alg`, after the fallbacks inside
-    ompi/mca/coll/base/coll_base_<coll>.c."""
-    c, P, name = call.collective, call.ranks, OMPI_NAMES[call.collective][alg - 1]
-    native = f"tuned {c} {alg} ({name})"
+def _ompi_algorithm(call: _Call, name: str) -> tuple[str, str | None, dict, str]:
+    """(native name, collplan algorithm, params, reason) of the tuned algorithm called `name` (ompi_info's
+    enumerator of coll_tuned_<coll>_algorithm), after the fallbacks inside ompi/mca/coll/base/coll_base_<coll>.c."""
+    c, P = call.collective, call.ranks
+    if P == 2 and name in _OMPI_ONE_MESSAGE_AT_2.get(c, ()):
+        # two ranks: every tree is the one message between the root and the other rank, as the linear algorithm
+        return f"tuned {c} {OMPI_NAMES[c].index(name) + 1} ({name})", f"{c}/linear", {}, ""
+    if name not in OMPI_NAMES[c]:
+        return f"tuned {c} {name}", None, {}, f"collplan does not know Open MPI's {c} algorithm '{name}'"
+    native = f"tuned {c} {OMPI_NAMES[c].index(name) + 1} ({name})"
     pow2 = call.is_pow2
 
-    def fallback(to: int, why: str):
+    def fallback(to: str, why: str):
         n, a, p, r = _ompi_algorithm(call, to)
         return f"{native}, {why}: {n}", a, p, r
 
@@ -496,13 +501,13 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
             return native, "allreduce/recursive_doubling", {}, ""
         if name in ("ring", "segmented_ring"):
             if name == "segmented_ring":  # segsize 0: one segment, count < P x count -> the ring
-                return fallback(4, "segment size 0")
+                return fallback("ring", "segment size 0")
             if call.count < P:
-                return fallback(3, f"count {call.count} < P")
+                return fallback("recursive_doubling", f"count {call.count} < P")
             return native, "allreduce/ring", {}, ""
         if name == "rabenseifner":
             if call.count < call.pof2 or not call.commutative:
-                return fallback(1, f"count {call.count} < {call.pof2}" if call.commutative else "non-commutative")
+                return fallback("basic_linear", f"count {call.count} < {call.pof2}" if call.commutative else "non-commutative")
             if pow2:
                 return native, "allreduce/rabenseifner", {}, ""
             return native, None, {}, ("for P not a power of two Open MPI folds by exchanging vector halves, "
@@ -537,7 +542,7 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
             return native, "bcast/chain", {"segments": "1"}, ""
         if name in ("scatter_allgather", "scatter_allgather_ring"):
             if call.count < P:
-                return fallback(1, f"count {call.count} < P")
+                return fallback("basic_linear", f"count {call.count} < P")
             return native, ("bcast/scatter_recursive_doubling_allgather" if name == "scatter_allgather"
                             else "bcast/scatter_ring_allgather"), {}, ""
         return native, None, {}, {
@@ -553,7 +558,7 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
             return native, "reduce/binomial", {"relative": "1"}, ""
         if name == "rabenseifner":
             if call.pof2 < 2 or call.count < call.pof2 or not call.commutative:
-                return fallback(1, "count < the largest power of two <= P" if call.commutative else "non-commutative")
+                return fallback("linear", "count < the largest power of two <= P" if call.commutative else "non-commutative")
             if pow2 and P == 2:  # the rules pick it at P < 4 only; at P = 2 both are one exchange and one send
                 return native, "reduce/rabenseifner", {}, ""
             return native, None, {}, ("for P not a power of two Open MPI folds by exchanging vector halves, "
@@ -574,9 +579,9 @@ def _ompi_algorithm(call: _Call, alg: int) -> tuple[str, str | None, dict, str]:
                                   "butterfly": "collplan has no butterfly reduce-scatter"}[name]
     if c in ("allgather", "allgatherv"):
         if name == "recursive_doubling" and not pow2:
-            return fallback(2, "P not a power of two")
+            return fallback("bruck", "P not a power of two")
         if name == "neighbor" and P % 2:
-            return fallback(4 if c == "allgather" else 3, "odd P")
+            return fallback("ring", "odd P")
         algorithm = {"bruck": "bruck", "recursive_doubling": "recursive_doubling", "ring": "ring",
                      "two_proc": "ring"}.get(name)
         if algorithm:
@@ -611,11 +616,9 @@ def _openmpi(call: _Call) -> NativeChoice:
                      "HAN two-level: an intra-node and an inter-node collective on sub-communicators; collplan has "
                      "no hierarchical algorithm")
     alg, source = _ompi_fixed(call)
-    native, algorithm, params, reason = _ompi_algorithm(call, alg)
-    if call.ranks == 2 and algorithm is None and OMPI_NAMES[call.collective][alg - 1] in _OMPI_ONE_MESSAGE_AT_2.get(
-            call.collective, ()):
-        # two ranks: every tree is the one message between the root and the other rank, as the linear algorithm
-        algorithm, params, reason = f"{call.collective}/linear", {}, ""
+    name = OMPI_NAMES[call.collective][alg - 1]
+    native, algorithm, params, reason = _ompi_algorithm(call, name)
+    if call.ranks == 2 and name in _OMPI_ONE_MESSAGE_AT_2.get(call.collective, ()):
         source += " (P = 2: the tree is one message, as linear)"
     return _pick("openmpi", native, algorithm, params, source, reason)
 
@@ -646,6 +649,20 @@ def choice(library: str, collective: str, ranks: int, bytes: int, *, commutative
     call = _Call(collective, ranks, bytes, bool(commutative), bool(builtin_op) and bool(commutative), type_size,
                  nodes, tuple(counts) if counts is not None else None)
     return _mpich(call) if library == "mpich" else _openmpi(call)
+
+
+def runs(library: str, collective: str, ranks: int, bytes: int, name: str, *, commutative: bool = True,
+         type_size: int = 1) -> NativeChoice:
+    """What `library` runs where its selection names the algorithm `name` (a tuning file's rule rather than the
+    default rules): Open MPI's coll/tuned enumerator name (ompi_info: coll_tuned_<coll>_algorithm), MPICH's
+    MPIR_<Coll>_intra_<name>. `bytes` as choice() takes it; the fallbacks inside the algorithms apply."""
+    call = _Call(collective, ranks, bytes, bool(commutative), bool(commutative), type_size, 1, None)
+    if library == "openmpi":
+        native, algorithm, params, reason = _ompi_algorithm(call, name)
+        return _pick(library, native, algorithm, params, f"{OMPI} ompi/mca/coll/base/coll_base_{collective}.c", reason)
+    algorithm, params, reason = _mpich_algorithm(call, name)
+    return _pick(library, f"MPIR_{collective.capitalize()}_intra_{name}", algorithm, params,
+                 f"{MPICH} src/mpi/coll/{collective}/", reason)
 
 
 def library_of(mpi_version: str) -> str:

@@ -422,25 +422,25 @@ def _no_duplicate_keys(pairs) -> dict:
     return dict(pairs)
 
 
+def read_wisdom(path: str) -> list[dict]:
+    """The entries of wisdom file `path`, checked by the parser the PMPI library uses and for what that parser
+    takes but JSON does not keep (a key twice: which one wins?; raw control characters)."""
+    from .limits import WISDOM_MAX_BYTES, read_text
+    try:
+        text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
+    except OSError as e:
+        raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
+    try:
+        _core.parse_wisdom(text)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)["entries"]
+    except (CollplanError, ValueError) as e:
+        raise CollplanError(f"wisdom file {path}: {e}") from None
+
+
 def merge_wisdom(path: str, p: Plan) -> str:
     """The text of wisdom file `path` with this plan's entries replacing those of the same collective, ranks,
     topology and operation (the file need not exist). Checked by the same parser the PMPI library uses."""
-    entries = []
-    target = Path(path)
-    if target.exists():
-        from .limits import WISDOM_MAX_BYTES, read_text
-        try:
-            text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
-        except OSError as e:
-            raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
-        try:
-            _core.parse_wisdom(text)  # a clear error before anything is replaced
-        except CollplanError as e:
-            raise CollplanError(f"wisdom file {path}: {e}") from None
-        try:  # what the C++ reader takes but JSON does not keep: a key twice (which one wins?), raw control characters
-            entries = json.loads(text, object_pairs_hook=_no_duplicate_keys)["entries"]
-        except ValueError as e:
-            raise CollplanError(f"wisdom file {path}: {e}") from None
+    entries = read_wisdom(path) if Path(path).exists() else []  # a clear error before anything is replaced
     new = wisdom_entries(p)
     keys = {_key(e) for e in new}
     entries = [e for e in entries if _key(e) not in keys] + new

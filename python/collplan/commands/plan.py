@@ -5,6 +5,7 @@
     collplan plan --collective bcast --ranks 64 --machine ib-qdr --sizes 8B..1MiB --root 5
     mpirun -n 4 collplan plan --collective alltoall --machine my.toml --evaluator measure --wisdom w.json
     collplan plan --profile prof/ --machine ib-qdr --wisdom w.json      (every shape a recorded application called)
+    collplan plan --collective allreduce --ranks 8 --machine m.toml --tuning rules.txt --tuning-format ompi-rules
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..output import atomic_write
 from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
 from ._common import RANKS, add_max_memory, file_arg, float_arg, int_arg
+from .export_tuning import add_tuning_options, export_from_args, write_tuning
 
 
 def register(sub) -> None:
@@ -54,6 +56,10 @@ def register(sub) -> None:
     f = p.add_mutually_exclusive_group()
     f.add_argument("--json", action="store_true", help="print the plan as JSON (every candidate's times too)")
     f.add_argument("--csv", action="store_true", help="print the threshold table as CSV (the ranges of --json)")
+    t = p.add_argument_group("tuning file (docs/planner.md, \"Using a plan without collplan at run time\")")
+    t.add_argument("--tuning", metavar="FILE", type=file_arg("--tuning"),
+                   help="also write the plan (with --wisdom: the whole wisdom file) as the MPI library's tuning file")
+    add_tuning_options(t, "--tuning-format")
     p.add_argument("--plot", metavar="FILE", type=file_arg("--plot"), help="each candidate's time relative to the best, per size "
                    "(.png, .svg or .pdf)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
@@ -65,6 +71,8 @@ def cmd_plan(args) -> int:
     target_s = parse_time(args.target)
     if not 0 < target_s <= 60:
         raise CollplanError(f"--target {args.target} is invalid (allowed: a time in 0s..1min, e.g. 2ms)")
+    if bool(args.tuning) != bool(args.tuning_format):
+        raise CollplanError("--tuning FILE and --tuning-format FORMAT go together")
     if args.profile:
         return _plan_profile(args, target_s)
     if args.library:
@@ -91,6 +99,7 @@ def cmd_plan(args) -> int:
                       args.fidelity, progress=not args.no_progress, max_memory=args.max_memory, root=args.root)
     if args.wisdom:
         atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
+    tuning = _tuning(args, [result])
     if args.plot:
         from ..plot import plot_plan
         plot_plan(result, args.plot)
@@ -107,7 +116,18 @@ def cmd_plan(args) -> int:
             print(f"# wisdom written to {args.wisdom}")
         if args.plot:
             print(f"# plot written to {args.plot}")
+        print("\n".join(tuning))
     return 0
+
+
+def _tuning(args, plans) -> list[str]:
+    """--tuning: the wisdom file (or the plans' entries) as the library's tuning file; the report lines."""
+    if not args.tuning:
+        return []
+    from ..planner import wisdom_entries
+    entries = None if args.wisdom else [e for p in plans for e in wisdom_entries(p)]
+    result = export_from_args(args, args.wisdom or "the plan", entries)
+    return [result.report()] + write_tuning(result, args.tuning)
 
 
 def _plan_profile(args, target_s: float) -> int:
@@ -130,6 +150,7 @@ def _plan_profile(args, target_s: float) -> int:
     if args.wisdom:
         for p in result.wisdom_plans():
             atomic_write(args.wisdom, merge_wisdom(args.wisdom, p))
+    tuning = _tuning(args, result.wisdom_plans())
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
     elif args.csv:
@@ -140,4 +161,5 @@ def _plan_profile(args, target_s: float) -> int:
         print(format_profile_plan(result))
         if args.wisdom:
             print(f"# wisdom written to {args.wisdom}")
+        print("\n".join(tuning))
     return 0
