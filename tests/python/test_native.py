@@ -3,15 +3,12 @@ each documented boundary, and that every choice is either a collplan algorithm t
 with a reason."""
 from __future__ import annotations
 
-import collections
 import functools
-import os
 import pathlib
-import re
 import subprocess
 
 import pytest
-from mpi_launch import run
+from native_pairs import Mpich, OpenMPI, schedule_pairs
 
 from collplan import CollplanError, api, native
 
@@ -309,39 +306,6 @@ def test_every_choice_schedules_or_says_why(library, ranks):
 
 # --- Open MPI at run time: the pairs that exchange messages (pml monitoring) are the mapped schedule's ----------
 
-PROGRAM = r"""
-#include <mpi.h>
-#include <stdlib.h>
-#include <string.h>
-static void bor(void *in, void *io, int *n, MPI_Datatype *t) {
-    for (int i = 0; i < *n; i++) ((char *)io)[i] |= ((char *)in)[i];
-}
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    const char *c = argv[1]; int n = atoi(argv[2]), P, i; MPI_Op op = MPI_BOR;
-    int root = atoi(argv[3]);
-    if (argc > 4) MPI_Op_create(bor, 0, &op);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    char *a = calloc((size_t)n * P + 1, 1), *b = calloc((size_t)n * P + 1, 1);
-    int *k = malloc(P * sizeof(int)), *d = malloc(P * sizeof(int));
-    for (i = 0; i < P; i++) { k[i] = n; d[i] = i * n; }
-    if (!strcmp(c, "bcast")) MPI_Bcast(a, n, MPI_BYTE, root, MPI_COMM_WORLD);
-    if (!strcmp(c, "allreduce")) MPI_Allreduce(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
-    if (!strcmp(c, "reduce")) MPI_Reduce(a, b, n, MPI_BYTE, op, root, MPI_COMM_WORLD);
-    if (!strcmp(c, "alltoall")) MPI_Alltoall(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
-    if (!strcmp(c, "alltoallv")) MPI_Alltoallv(a, k, d, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
-    if (!strcmp(c, "allgather")) MPI_Allgather(a, n, MPI_BYTE, b, n, MPI_BYTE, MPI_COMM_WORLD);
-    if (!strcmp(c, "allgatherv")) MPI_Allgatherv(a, n, MPI_BYTE, b, k, d, MPI_BYTE, MPI_COMM_WORLD);
-    if (!strcmp(c, "gather")) MPI_Gather(a, n, MPI_BYTE, b, n, MPI_BYTE, root, MPI_COMM_WORLD);
-    if (!strcmp(c, "scatter")) MPI_Scatter(a, n, MPI_BYTE, b, n, MPI_BYTE, root, MPI_COMM_WORLD);
-    if (!strcmp(c, "reduce_scatter")) MPI_Reduce_scatter(a, b, k, MPI_BYTE, op, MPI_COMM_WORLD);
-    if (!strcmp(c, "reduce_scatter_block")) MPI_Reduce_scatter_block(a, b, n, MPI_BYTE, op, MPI_COMM_WORLD);
-    if (!strcmp(c, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Finalize();
-    return 0;
-}
-"""
-
 # (collective, P, bytes by collplan's convention, commutative, the algorithm the rules map it to)
 RUNTIME_CASES = [
     ("bcast", 5, 1048575, True, "bcast/linear"), ("bcast", 5, 1048576, True, "bcast/chain"),
@@ -365,62 +329,23 @@ RUNTIME_CASES = [
 ]
 
 
-def schedule_pairs(choice, ranks, root, kind="send"):
-    """(sender, receiver): messages, from the sends (or the receives) of the schedule `choice` maps to."""
-    kw = {}
-    if choice.algorithm.startswith(("allgatherv/", "reduce_scatter/")):
-        kw["counts"] = [1] * ranks
-    if choice.algorithm.startswith("alltoallv/"):
-        kw["matrix"] = [[1] * ranks for _ in range(ranks)]
-    s = api.schedule(choice.algorithm, ranks, params=choice.params, root=root, **kw)
-    return collections.Counter((r, op["peer"]) if kind == "send" else (op["peer"], r)
-                               for r in range(ranks) for op in s.ops(r) if op["kind"] == kind)
-
-
 def test_openmpi_sends_what_the_choice_schedules(tmp_path):
     """Each case's messages per (sender, receiver) under Open MPI (pml monitoring, one node) equal those of the
     collplan schedule it maps to: the rule and the mapping both hold for the installed library. A rank's message to
     itself (Open MPI's pairwise alltoallv) is collplan's local copy and is left out."""
-    mpicc, mpirun = ROOT / ".mpi/openmpi/bin/mpicc", ROOT / ".mpi/openmpi/bin/mpirun"
-    if not mpicc.exists():
-        pytest.skip("no .mpi/openmpi (make install)")
-    (tmp_path / "coll.c").write_text(PROGRAM)
-    subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,sm",
-               OMPI_MCA_pml="ob1,monitoring", OMPI_MCA_pml_monitoring_enable="1",
-               OMPI_MCA_pml_monitoring_enable_output="1")
+    ompi = OpenMPI(tmp_path)
     for collective, ranks, nbytes, commutative, algorithm in RUNTIME_CASES:
         root = ranks - 1 if api.describe(collective)["rooted"] else 0
         choice = native.choice("openmpi", collective, ranks, nbytes, commutative=commutative, root=root)
         assert choice.algorithm == algorithm, choice
         per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
-        r = run([mpirun, "--oversubscribe", "-n", str(ranks), tmp_path / "coll", collective, str(per_rank), str(root),
-                 *([] if commutative else ["noncommutative"])], env=env, timeout=120)
-        assert r.returncode == 0, r.stdout + r.stderr
-        sent = collections.Counter()
-        for src, dst, msgs in re.findall(r"^E\t(\d+)\t(\d+)\t\d+ bytes\t(\d+) msgs sent", r.stdout + r.stderr, re.M):
-            if src != dst and int(msgs):
-                sent[(int(src), int(dst))] += int(msgs)
+        sent = ompi.pairs(ranks, collective, per_rank, root, *([] if commutative else ["noncommutative"]))
         assert sent == schedule_pairs(choice, ranks, root), (collective, ranks, nbytes, choice.native)
 
 
 # --- MPICH at run time, one rank per node (MPIR_CVAR_NOLOCAL=1, the ucx netmod): the pairs that exchange messages,
 # read from the tag of every ucp_tag_recv_nbx (src/mpid/ch4/netmod/ucx/ucx_types.h: the sender's rank in bits
 # 32..47), less those of a run without the collective, are the mapped schedule's
-
-RECV_SHIM = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-void *ucp_tag_recv_nbx(void *w, void *buf, size_t n, uint64_t tag, uint64_t mask, const void *p) {
-    static void *(*real)(void *, void *, size_t, uint64_t, uint64_t, const void *);
-    if (!real) real = dlsym(RTLD_NEXT, "ucp_tag_recv_nbx");
-    fprintf(stderr, "RECV %s %llu\n", getenv("PMI_RANK"), (unsigned long long)((tag >> 32) & 0xffff));
-    return real(w, buf, n, tag, mask, p);
-}
-"""
 
 MPICH_RUNTIME_CASES = [
     ("bcast", 8, 12288, True, "bcast/binomial"),
@@ -448,36 +373,14 @@ MPICH_RUNTIME_CASES = [
 def test_mpich_sends_what_the_choice_schedules(tmp_path):
     """As test_openmpi_sends_what_the_choice_schedules, for MPICH with every rank on a node of its own (its MPIR
     rules; the shared-memory and node-aware paths send no messages to compare)."""
-    mpicc, mpiexec = ROOT / ".mpi/mpich/bin/mpicc", ROOT / ".mpi/mpich/bin/mpiexec"
-    if not mpicc.exists():
-        pytest.skip("no .mpi/mpich (make install)")
-    (tmp_path / "coll.c").write_text(PROGRAM)
-    (tmp_path / "shim.c").write_text(RECV_SHIM)
-    subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
-    subprocess.run([mpicc, "-shared", "-fPIC", "-o", tmp_path / "shim.so", tmp_path / "shim.c", "-ldl"], check=True,
-                   capture_output=True)
-    env = dict(os.environ, MPIR_CVAR_CH4_PROGRESS_THROTTLE="1", MPIR_CVAR_NOLOCAL="1", MPIR_CVAR_CH4_NETMOD="ucx")
-
-    def received(ranks, *args):
-        r = run([mpiexec, "-n", str(ranks), "-env", "LD_PRELOAD", tmp_path / "shim.so", tmp_path / "coll", *args],
-                env=env, timeout=120)
-        assert r.returncode == 0, r.stdout + r.stderr
-        return collections.Counter((int(src), int(me)) for me, src in
-                                   re.findall(r"^RECV (\d+) (\d+)$", r.stdout + r.stderr, re.M) if me != src)
-
-    if not received(2, "none", "0", "0"):
-        pytest.skip("MPICH's ucx netmod did not start here")
-    base = {}
+    mpich = Mpich(tmp_path)
     for collective, ranks, nbytes, commutative, algorithm in MPICH_RUNTIME_CASES:
         root = ranks - 1 if api.describe(collective)["rooted"] else 0
         choice = native.choice("mpich", collective, ranks, nbytes, commutative=commutative, nodes=ranks, root=root)
         assert choice.algorithm == algorithm, choice
-        if ranks not in base:
-            base[ranks] = received(ranks, "none", "0", "0")
         per_rank = nbytes // ranks if collective in ("allgatherv", "reduce_scatter") else nbytes
-        got = received(ranks, collective, str(per_rank), str(root), *([] if commutative else ["noncommutative"]))
-        got.subtract(base[ranks])
-        assert +got == schedule_pairs(choice, ranks, root, "recv"), (collective, ranks, nbytes, choice.native)
+        got = mpich.pairs(ranks, collective, per_rank, root, *([] if commutative else ["noncommutative"]))
+        assert got == schedule_pairs(choice, ranks, root, "recv"), (collective, ranks, nbytes, choice.native)
 
 
 # --- library_of and errors ---------------------------------------------------------------------------------------
