@@ -15,6 +15,8 @@ A CONFIG is NAME=SPEC where SPEC is one of
   preload                     libcollplan_pmpi.so preloaded, no COLLPLAN_* variable (pass-through)
   env:VAR=VALUE[,VAR=VALUE]   preloaded with those variables, e.g. env:COLLPLAN_ALLREDUCE=recursive_doubling
   hand:ALG[:isend|sendrecv]   the hand-written algorithm of latency.c (-a ALG -p ...), no preload
+  tuning:FILE                 no preload, the library reads the tuning file of `collplan export-tuning` (Open MPI:
+                              coll_tuned_dynamic_rules_filename; MPICH: the JSON and its .ch4 sibling)
 With more ranks than cores, OVERSUBSCRIBED's settings make waiting ranks yield (Open MPI) or sleep (MPICH).
 Rounds alternate the configurations (1, 2, ..., then again), so load bursts on a shared machine hit all alike;
 the figure is the best round (interference only adds time). The binary is compiled with the MPI's mpicc into
@@ -72,8 +74,18 @@ def run(a, binary: Path, spec: str, args: list[str]) -> dict[int, float]:
     elif spec.startswith("hand:") and not a.fortran:
         alg, _, p2p = spec[5:].partition(":")
         extra = ["-a", alg, "-p", p2p or "isend"]
+    elif spec.startswith("tuning:"):
+        path = Path(spec[7:]).resolve()
+        if a.abi == "openmpi":
+            env.update(OMPI_MCA_coll_tuned_use_dynamic_rules="1", OMPI_MCA_coll_tuned_dynamic_rules_filename=str(path))
+        else:
+            env["MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"] = str(path)
+            ch4 = path.with_name(f"{path.stem}.ch4{path.suffix}")
+            if ch4.exists():
+                env["MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE"] = str(ch4)
     elif spec != "native":
-        sys.exit(f"compare.py: unknown configuration '{spec}' (allowed: native, preload, env:..., hand:... (C only))")
+        sys.exit(f"compare.py: unknown configuration '{spec}' (allowed: native, preload, env:..., hand:... (C only), "
+                 f"tuning:FILE)")
     cmd = [tools(a)[1], "-n", str(a.ranks)]
     if a.abi == "openmpi" and a.ranks > 2:
         cmd.append("--oversubscribe")

@@ -564,3 +564,28 @@ def export(wisdom: str, fmt: str, mpi: str | None = None, assume_commutative: bo
     else:
         files = mpich_json_texts(rules, target)
     return Export(fmt, target, rules, left, kept, files)
+
+
+def equivalents(target: Target, ranks=(2, 6, 8), sizes=(64, 65536)) -> list[dict]:
+    """For every algorithm of the installed library, the collplan algorithms it sends the messages of (at these P
+    and sizes, commutative operations, 1-byte elements): the table of docs/planner.md."""
+    rows = []
+    for c in SIZE_UNIT[target.family]:
+        for name in target.names(c):
+            got, why = {}, set()
+            for P in ranks:
+                for b in sizes:
+                    total = b * P if c in ("allgatherv", "reduce_scatter") else b
+                    r = native.runs(target.family, c, P, total, name)
+                    if r.algorithm:
+                        label = r.algorithm + "".join(f" {k}={v}" for k, v in sorted(r.params.items()))
+                        got.setdefault(label, []).append(P)
+                    else:
+                        why.add(r.reason)
+            ident = (f"{target.ids[c][name]} {name}" if target.family == "openmpi"
+                     else f"MPIR_{c.capitalize()}_intra_{name}")
+            rows.append({"collective": c, "native": ident,
+                         "collplan": "; ".join(f"{a} (P = {', '.join(map(str, sorted(set(ps))))})"
+                                               if len(set(ps)) < len(ranks) else a for a, ps in got.items()),
+                         "reason": "" if got else "; ".join(sorted(why))})
+    return rows

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from .._core import CollplanError
 from ..output import atomic_write
 from ..tuning import FORMATS, export
 from ._common import file_arg
@@ -20,7 +21,9 @@ from ._common import file_arg
 def register(sub) -> None:
     p = sub.add_parser("export-tuning", help="write a wisdom file as Open MPI's rules file or MPICH's JSON selection",
                        epilog="example:\n  collplan export-tuning --wisdom w.json --format ompi-rules -o rules.txt")
-    p.add_argument("--wisdom", required=True, metavar="FILE", help="the wisdom file (collplan plan --wisdom)")
+    p.add_argument("--wisdom", metavar="FILE", help="the wisdom file (collplan plan --wisdom)")
+    p.add_argument("--table", action="store_true", help="print which collplan algorithm each of the library's "
+                   "algorithms sends the messages of (at P = 2, 6, 8; 64 B and 64 KiB), and nothing else")
     add_tuning_options(p, "--format", required=True)
     p.add_argument("-o", "--output", metavar="FILE", type=file_arg("-o", stdout=True), default="-",
                    help="the tuning file (default: standard output; mpich-json also writes FILE's .ch4 sibling, "
@@ -66,6 +69,15 @@ def export_from_args(args, wisdom: str, entries=None):
 
 
 def cmd_export_tuning(args) -> int:
+    if args.table:
+        from ..tuning import equivalents, mpich_target, openmpi_target
+        target = (openmpi_target if args.tuning_format == "ompi-rules" else mpich_target)(args.tuning_mpi)
+        print(f"| collective | {target.version} | collplan algorithm |\n|---|---|---|")
+        for r in equivalents(target):
+            print(f"| {r['collective']} | {r['native']} | {r['collplan'] or '- (' + r['reason'] + ')'} |")
+        return 0
+    if not args.wisdom:
+        raise CollplanError("export-tuning needs --wisdom FILE (or --table)")
     result = export_from_args(args, args.wisdom)
     lines = write_tuning(result, args.output)
     out = sys.stderr if args.output == "-" else sys.stdout
