@@ -507,7 +507,8 @@ def _ompi_algorithm(call: _Call, name: str) -> tuple[str, str | None, dict, str]
             return native, "allreduce/ring", {}, ""
         if name == "rabenseifner":
             if call.count < call.pof2 or not call.commutative:
-                return fallback("basic_linear", f"count {call.count} < {call.pof2}" if call.commutative else "non-commutative")
+                return fallback("basic_linear",
+                                f"count {call.count} < {call.pof2}" if call.commutative else "non-commutative")
             if pow2:
                 return native, "allreduce/rabenseifner", {}, ""
             return native, None, {}, ("for P not a power of two Open MPI folds by exchanging vector halves, "
@@ -558,7 +559,8 @@ def _ompi_algorithm(call: _Call, name: str) -> tuple[str, str | None, dict, str]
             return native, "reduce/binomial", {"relative": "1"}, ""
         if name == "rabenseifner":
             if call.pof2 < 2 or call.count < call.pof2 or not call.commutative:
-                return fallback("linear", "count < the largest power of two <= P" if call.commutative else "non-commutative")
+                return fallback("linear",
+                                "count < the largest power of two <= P" if call.commutative else "non-commutative")
             if pow2 and P == 2:  # the rules pick it at P < 4 only; at P = 2 both are one exchange and one send
                 return native, "reduce/rabenseifner", {}, ""
             return native, None, {}, ("for P not a power of two Open MPI folds by exchanging vector halves, "

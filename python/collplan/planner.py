@@ -422,9 +422,8 @@ def _no_duplicate_keys(pairs) -> dict:
     return dict(pairs)
 
 
-def read_wisdom(path: str) -> list[dict]:
-    """The entries of wisdom file `path`, checked by the parser the PMPI library uses and for what that parser
-    takes but JSON does not keep (a key twice: which one wins?; raw control characters)."""
+def wisdom_text(path: str) -> str:
+    """The text of wisdom file `path`, checked by the parser the PMPI library uses."""
     from .limits import WISDOM_MAX_BYTES, read_text
     try:
         text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
@@ -432,8 +431,18 @@ def read_wisdom(path: str) -> list[dict]:
         raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
     try:
         _core.parse_wisdom(text)
+    except CollplanError as e:
+        raise CollplanError(f"wisdom file {path}: {e}") from None
+    return text
+
+
+def read_wisdom(path: str) -> list[dict]:
+    """The entries of wisdom file `path` (wisdom_text), checked also for what the PMPI library's parser takes but
+    JSON does not keep (a key twice: which one wins?; raw control characters)."""
+    text = wisdom_text(path)
+    try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys)["entries"]
-    except (CollplanError, ValueError) as e:
+    except ValueError as e:
         raise CollplanError(f"wisdom file {path}: {e}") from None
 
 

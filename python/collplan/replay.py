@@ -24,7 +24,7 @@ from ._core import CollplanError
 from .api import COLLECTIVES, OPS, schedule
 from .machines import Machine, resolve_machine
 from .planner import PER_RANK_COUNTS, PLANNED, REDUCTIONS, ROOTED, NATIVE, Candidate, candidate, candidates, plan, \
-    price_estimate, resolve_problem
+    price_estimate, resolve_problem, wisdom_text
 from .progress import Progress
 
 # Collectives whose size is one rank's share of the data (a buffer holds one block per rank: collective.hpp's
@@ -613,19 +613,6 @@ def _recorded(prof) -> VariantResult:
     return _result("recorded", prof.world_size, [prof.wall_s()], coll, per)
 
 
-def _wisdom_text(path: str) -> str:
-    from .limits import WISDOM_MAX_BYTES, read_text
-    try:
-        text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
-    except OSError as e:
-        raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
-    try:
-        _core.parse_wisdom(text)
-    except CollplanError as e:
-        raise CollplanError(f"wisdom file {path}: {e}") from None
-    return text
-
-
 def replay(prof, machine: str | Machine, ranks: int | None = None, topology: str | None = None,
            fidelity: str = "loggp", scaling: str = WEAK, library: str | None = None, wisdom: str | None = None,
            progress: bool = True, max_memory=None) -> Replay:
@@ -661,7 +648,7 @@ def replay(prof, machine: str | Machine, ranks: int | None = None, topology: str
             continue
         sh = _scaled_shape(inst, k, N, topo, scaling, notes, _nodes(prof, inst.comm.world_ranks))
         instances[inst.key] = _Instance(sh, {w: i for i, w in enumerate(inst.comm.world_ranks)})
-    chooser = _Chooser(m, library, None if wisdom is None else _wisdom_text(wisdom),
+    chooser = _Chooser(m, library, None if wisdom is None else wisdom_text(wisdom),
                        [x.shape for x in instances.values()], max_memory)
     counts = Counter(x.shape.key() for x in instances.values())
     chosen: dict[tuple, dict] = {}

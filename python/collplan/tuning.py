@@ -116,12 +116,13 @@ class Export:
 
     def usage(self, path: str, ch4_path: str | None = None) -> str:
         if self.format == "ompi-rules":
-            return (f"mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {path} ..."
-                    f"   (or OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_dynamic_rules_filename={path})")
+            return (f"mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {path} "
+                    f"... (or the variables OMPI_MCA_coll_tuned_use_dynamic_rules=1 "
+                    f"OMPI_MCA_coll_tuned_dynamic_rules_filename={path})")
         text = f"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={path}"
         if ch4_path:
             text += f" MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE={ch4_path}"
-        return f"mpiexec -genv ... or: export {text}"
+        return f"{text} mpiexec ..."
 
     def report(self) -> str:
         fmt = lambda lo, hi: f"{lo}..{'' if hi is None else hi - 1} B"  # noqa: E731
@@ -349,10 +350,12 @@ def _map_group(target, collective, ranks, entries, side, assume_commutative):
             left.append(Left(e, lo, a, reason))
         if b_out is not None and (hi is None or b_out < hi):
             left.append(Left(e, b_out, hi, reason))
-        ident = str(target.ids[collective][name]) if family == "openmpi" else f"MPIR_{collective.capitalize()}_intra_{name}"
-        rules.append(Rule(collective, ranks, a, b_out, e["algorithm"], params,
-                          f"{'tuned ' + collective + ' ' + ident + ' (' + name + ')' if family == 'openmpi' else ident}",
-                          ident, side))
+        if family == "openmpi":
+            ident = str(target.ids[collective][name])
+            label = f"tuned {collective} {ident} ({name})"
+        else:
+            ident = label = f"MPIR_{collective.capitalize()}_intra_{name}"
+        rules.append(Rule(collective, ranks, a, b_out, e["algorithm"], params, label, ident, side))
     if unsafe and rules and not (len(rules) == 1 and rules[0].min_bytes == 0 and rules[0].max_bytes is None):
         why = ("Open MPI's" if family == "openmpi" else "MPICH's") + (
             f" {collective} size is not the same on every rank (the send count, insignificant at some ranks)"

@@ -67,8 +67,9 @@ def reasons(left, collective, ranks):
 
 def test_mixed_wisdom_for_open_mpi(ompi_target):
     rules, left, kept = tuning.map_wisdom(MIXED, ompi_target)
-    assert by(rules, "allreduce", 8) == [(0, 4096, "allreduce/recursive_doubling", "tuned allreduce 3 (recursive_doubling)"),
-                                         (4096, 65536, "allreduce/rabenseifner", "tuned allreduce 6 (rabenseifner)")]
+    assert by(rules, "allreduce", 8) == [
+        (0, 4096, "allreduce/recursive_doubling", "tuned allreduce 3 (recursive_doubling)"),
+        (4096, 65536, "allreduce/rabenseifner", "tuned allreduce 6 (rabenseifner)")]
     assert "commutative ones only" in reasons(left, "allreduce", 8)          # ring: every op, so not by default
     assert "cannot tell op max from op sum" in reasons(left, "allreduce", 8)  # one op's rules per collective
     assert "no Open MPI" in reasons(left, "allreduce", 4)                    # collplan's own algorithm
@@ -186,7 +187,8 @@ OMPI_CASES = [(1, "allreduce", 100, "allreduce/recursive_doubling", {}), (2, "al
               (8, "bcast", 100000, "bcast/scatter_recursive_doubling_allgather", {})]
 MPICH_CASES = [(1, "barrier", 0, "barrier/dissemination", {"n": "1"}),
                (2, "allreduce", 100, "allreduce/recursive_doubling", {}), (3, "allgather", 100, "allgather/ring", {}),
-               (4, "alltoall", 100, "alltoall/bruck", {"k": "2"}), (5, "bcast", 100, "bcast/scatter_ring_allgather", {}),
+               (4, "alltoall", 100, "alltoall/bruck", {"k": "2"}),
+               (5, "bcast", 100, "bcast/scatter_ring_allgather", {}),
                (6, "reduce_scatter_block", 100, "reduce_scatter_block/pairwise", {}),
                (7, "allgather", 1000, "allgather/ring", {}), (8, "allreduce", 100, "allreduce/recursive_doubling", {})]
 
@@ -207,35 +209,37 @@ def _check_export(result, P, collective, nbytes, algorithm, library):
         assert default.algorithm != algorithm, default
 
 
+def _follow(tmp_path, library, cases, fmt, where, files_env, count):
+    """Export each case's wisdom, run it with the files and no preload, and compare the library's message pairs
+    with the exported collplan schedule's."""
+    for P, collective, nbytes, algorithm, params in cases:
+        result = tuning.export(_wisdom_for(tmp_path, P, collective, nbytes, algorithm, params), fmt, where)
+        _check_export(result, P, collective, nbytes, algorithm, library)
+        paths = {}
+        for kind, text in result.files.items():
+            paths[kind] = tmp_path / f"{kind}{P}.txt"
+            paths[kind].write_text(text)
+        root = P - 1 if api.describe(collective)["rooted"] else 0
+        got = count(P, collective, nbytes, root, files_env(paths))
+        mapped = native.NativeChoice(library, "", algorithm, params)
+        assert got == schedule_pairs(mapped, P, root, "send" if library == "openmpi" else "recv"), \
+            (P, collective, result.report())
+
+
 def test_openmpi_follows_the_rules_file(tmp_path):
     ompi = OpenMPI(tmp_path)
-    for P, collective, nbytes, algorithm, params in OMPI_CASES:
-        result = tuning.export(_wisdom_for(tmp_path, P, collective, nbytes, algorithm, params), "ompi-rules",
-                               str(ROOT / ".mpi/openmpi/bin/ompi_info"))
-        _check_export(result, P, collective, nbytes, algorithm, "openmpi")
-        rules = tmp_path / f"rules{P}.txt"
-        rules.write_text(result.files["main"])
-        root = P - 1 if api.describe(collective)["rooted"] else 0
-        sent = ompi.pairs(P, collective, nbytes, root, mca=["--mca", "coll_tuned_use_dynamic_rules", "1",
-                                                           "--mca", "coll_tuned_dynamic_rules_filename", str(rules)])
-        mapped = native.NativeChoice("openmpi", "", algorithm, params)
-        assert sent == schedule_pairs(mapped, P, root), (P, collective, result.report())
+    _follow(tmp_path, "openmpi", OMPI_CASES, "ompi-rules", str(ROOT / ".mpi/openmpi/bin/ompi_info"),
+            lambda paths: ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                           "--mca", "coll_tuned_dynamic_rules_filename", str(paths["main"])],
+            lambda P, c, n, root, mca: ompi.pairs(P, c, n, root, mca=mca))
 
 
 def test_mpich_follows_the_json_files(tmp_path):
     mpich = Mpich(tmp_path)
-    for P, collective, nbytes, algorithm, params in MPICH_CASES:
-        result = tuning.export(_wisdom_for(tmp_path, P, collective, nbytes, algorithm, params), "mpich-json",
-                               str(ROOT / ".mpi/mpich/lib/libmpi.so.12"))
-        _check_export(result, P, collective, nbytes, algorithm, "mpich")
-        (tmp_path / f"t{P}.json").write_text(result.files["main"])
-        (tmp_path / f"t{P}.ch4.json").write_text(result.files["ch4"])
-        root = P - 1 if api.describe(collective)["rooted"] else 0
-        got = mpich.pairs(P, collective, nbytes, root, env=[
-            ("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", tmp_path / f"t{P}.json"),
-            ("MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE", tmp_path / f"t{P}.ch4.json")])
-        mapped = native.NativeChoice("mpich", "", algorithm, params)
-        assert got == schedule_pairs(mapped, P, root, "recv"), (P, collective, result.report())
+    _follow(tmp_path, "mpich", MPICH_CASES, "mpich-json", str(ROOT / ".mpi/mpich/lib/libmpi.so.12"),
+            lambda paths: [("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", paths["main"]),
+                           ("MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE", paths["ch4"])],
+            lambda P, c, n, root, env: mpich.pairs(P, c, n, root, env=env))
 
 
 # --- the command ----------------------------------------------------------------------------------------------
@@ -285,3 +289,14 @@ def test_bad_wisdom_and_library_files_are_refused(tmp_path):
     r = cli("plan", "--collective", "allreduce", "--ranks", "4", "--machine", "ib-qdr", "--tuning",
             tmp_path / "r.txt")
     assert r.returncode == 2 and "--tuning-format" in r.stderr
+
+
+def test_plan_writes_the_tuning_file_beside_its_table(tmp_path):
+    if not (ROOT / ".mpi/openmpi/bin/ompi_info").exists():
+        pytest.skip("no .mpi/openmpi (make install)")
+    r = cli("plan", "--collective", "allreduce", "--ranks", "8", "--machine", "ib-qdr", "--sizes", "8B..64KiB",
+            "--no-progress", "--tuning", tmp_path / "r.txt", "--tuning-format", "ompi-rules")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^rule +allreduce P=8 \d+\.\. B: allreduce/rabenseifner", r.stdout, re.M), r.stdout
+    text = (tmp_path / "r.txt").read_text()
+    assert ompi_lookup(text, tuning.OMPI_COLLTYPE["allreduce"], 8, 1 << 20) == 6

@@ -4,7 +4,8 @@
     collplan export-tuning --wisdom w.json --format ompi-rules -o rules.txt
     mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename rules.txt ./app
     collplan export-tuning --wisdom w.json --format mpich-json -o tuning.json     (also writes tuning.ch4.json)
-    MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=tuning.json MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=tuning.ch4.json mpiexec ./app
+    MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=tuning.json \
+        MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=tuning.ch4.json mpiexec ./app
 """
 from __future__ import annotations
 
