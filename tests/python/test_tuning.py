@@ -242,6 +242,27 @@ def test_mpich_follows_the_json_files(tmp_path):
             lambda P, c, n, root, env: mpich.pairs(P, c, n, root, env=env))
 
 
+# Debian's Open MPI 4.1 and MPICH 4.0 (the site MPIs make test installs): their own ids, names and default trees
+SITE_CASES = [(4, "allreduce", 10000, "allreduce/recursive_doubling", {}),
+              (8, "bcast", 100, "bcast/scatter_ring_allgather", {})]
+
+
+def test_site_open_mpi_follows_its_file(tmp_path):
+    ompi = OpenMPI(tmp_path, "/usr/bin/mpicc.openmpi", "/usr/bin/mpirun.openmpi", btl="self,vader")
+    _follow(tmp_path, "openmpi", SITE_CASES[:1], "ompi-rules", "/usr/bin/ompi_info",
+            lambda paths: ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                           "--mca", "coll_tuned_dynamic_rules_filename", str(paths["main"])],
+            lambda P, c, n, root, mca: ompi.pairs(P, c, n, root, mca=mca))
+
+
+def test_site_mpich_follows_its_files(tmp_path):
+    mpich = Mpich(tmp_path, "/usr/bin/mpicc.mpich", "/usr/bin/mpiexec.mpich")
+    _follow(tmp_path, "mpich", SITE_CASES[1:], "mpich-json", "/usr/lib/x86_64-linux-gnu/libmpich.so.12",
+            lambda paths: [("MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", paths["main"]),
+                           ("MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE", paths["ch4"])],
+            lambda P, c, n, root, env: mpich.pairs(P, c, n, root, env=env))
+
+
 # --- the command ----------------------------------------------------------------------------------------------
 
 def cli(*args, cwd=None):
