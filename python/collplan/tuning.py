@@ -338,7 +338,7 @@ def _map_group(target, collective, ranks, entries, side, assume_commutative):
                 best = (name, a, b, reason)
         if best is None:
             names = "/".join(commutative_only)
-            left.append(Left(e, lo, hi, (
+            left.append(Left(e, lo, hi, ("non-commutative operations: " if side == "no" else "") + (
                 f"{target.version}'s rules apply to every operation, and it runs {collective} {names} for "
                 f"commutative ones only (--assume-commutative: every {collective} of the program commutes)"
                 if family == "openmpi" else f"MPICH runs {names} for commutative operations only")
