@@ -310,6 +310,27 @@ def _pick_entries(entries: list[dict], sides: tuple[str, ...]) -> tuple[dict[str
     return chosen, left
 
 
+def _first_match(entries: list[dict]) -> tuple[list[dict], list[Left]]:
+    """The entries cut to the sizes where each is the first match in file order (as the PMPI library looks them
+    up), sorted by size; the ones no size reaches are left."""
+    taken: list[tuple[int, int]] = []
+    pieces, left = [], []
+    for e in entries:
+        lo, hi = e.get("min_bytes", 0), e.get("max_bytes") or UNBOUNDED
+        free = [(lo, hi)] if hi > lo else []
+        for a, b in taken:
+            free = [part for x, y in free for part in ((x, min(y, a)), (max(x, b), y)) if part[1] > part[0]]
+        if not free:
+            left.append(Left(e, lo, e.get("max_bytes"), "an empty range" if hi <= lo else
+                             "earlier entries match all its sizes first (the first match wins)"))
+        for x, y in free:
+            piece = {k: v for k, v in e.items() if k != "max_bytes"} | {"min_bytes": x}
+            pieces.append(piece | ({} if y >= UNBOUNDED else {"max_bytes": y}))
+        if hi > lo:
+            taken.append((lo, hi))
+    return sorted(pieces, key=lambda e: e["min_bytes"]), left
+
+
 def _map_group(target, collective, ranks, entries, side, assume_commutative):
     """Rules and leftovers for one (collective, P, side) group of entries, sorted by size."""
     rules, left, kept = [], [], []
@@ -321,8 +342,9 @@ def _map_group(target, collective, ranks, entries, side, assume_commutative):
         left += [Left(e, e.get("min_bytes", 0), e.get("max_bytes"), "alltoallv entries ignore the size "
                       "(docs/runtime.md): the first one holds") for e in entries[1:]]
         entries = [{k: v for k, v in entries[0].items() if k != "max_bytes"} | {"min_bytes": 0}]
-    entries = sorted(entries, key=lambda e: e.get("min_bytes", 0))
-    for e in entries:
+    pieces, lf = _first_match(entries)
+    left += lf
+    for e in pieces:
         lo, hi = e.get("min_bytes", 0), e.get("max_bytes")
         if e["algorithm"] == "native":
             kept.append(e)

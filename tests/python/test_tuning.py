@@ -93,6 +93,17 @@ def test_a_range_is_cut_where_the_library_falls_back(ompi_target):
     assert [(lf.min_bytes, lf.max_bytes) for lf in left] == [(0, 96)] and "recursive_doubling" in left[0].reason
 
 
+def test_the_first_matching_entry_wins_as_in_the_pmpi_library(ompi_target):
+    rules, left, _ = tuning.map_wisdom([entry("allgather", 6, "allgather/ring", 100, 50),
+                                        entry("allgather", 6, "allgather/bruck", 512, 1024),
+                                        entry("allgather", 6, "allgather/ring", 0),
+                                        entry("allgather", 6, "allgather/bruck", 600, 700)], ompi_target)
+    assert [(r.min_bytes, r.max_bytes, r.algorithm) for r in rules] == [
+        (0, 512, "allgather/ring"), (512, 1024, "allgather/bruck"), (1024, None, "allgather/ring")]
+    assert sorted(lf.reason.split(" (")[0] for lf in left) == ["an empty range",
+                                                               "earlier entries match all its sizes first"]
+
+
 def ompi_lookup(text, coll_id, ranks, dsize):
     """The algorithm id coll_tuned_dynamic_file.c and coll_tuned_dynamic_rules.c give (0: the fixed rules)."""
     nums = [int(line.split("#")[0].split()[i]) for line in text.splitlines() if line.split("#")[0].strip()
