@@ -197,12 +197,12 @@ TEST(RuntimeLayout, MismatchedCollectiveIsRefused) {
 TEST(Wisdom, ParsesLooksUpAndRoundTrips) {
     const Wisdom w = parse_wisdom(R"({"format": "collplan-wisdom/1", "entries": [
         {"collective": "allreduce", "ranks": 8, "min_bytes": 0, "max_bytes": 65536, "algorithm": "allreduce/recursive_doubling"},
-        {"collective": "allreduce", "algorithm": "allreduce/ring", "params": {"x": 3}},
+        {"collective": "allreduce", "algorithm": "allreduce/recexch", "params": {"k": 3}},
         {"collective": "alltoallv", "max_bytes": 1, "algorithm": "native"}]})");
     ASSERT_EQ(w.entries.size(), 3u);
     EXPECT_EQ(w.lookup(Collective::allreduce, 8, 100)->algorithm, "allreduce/recursive_doubling");
-    EXPECT_EQ(w.lookup(Collective::allreduce, 8, 65536)->algorithm, "allreduce/ring");
-    EXPECT_EQ(w.lookup(Collective::allreduce, 4, 100)->params.at("x"), "3");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 8, 65536)->algorithm, "allreduce/recexch");
+    EXPECT_EQ(w.lookup(Collective::allreduce, 4, 100)->params.at("k"), "3");
     EXPECT_EQ(w.lookup(Collective::alltoallv, 4, 1u << 20)->algorithm, "native");  // sizes ignored for alltoallv
     EXPECT_EQ(w.lookup(Collective::barrier, 4, 0), nullptr);
     const Wisdom again = parse_wisdom(to_json(w));
@@ -251,6 +251,28 @@ TEST(Wisdom, ErrorsNameTheProblem) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
     }
+}
+
+TEST(Wisdom, EntriesThatCouldNotRunAreRefusedWhenRead) {
+    const std::string head = R"({"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", )";
+    for (const auto& [entry, word] : std::vector<std::pair<std::string, std::string>>{
+             {R"("algorithm": "allreduce/nosuch"})", "nosuch"},
+             {R"("algorithm": "allgather/ring"})", "is a allgather algorithm"},
+             {R"("algorithm": "ring", "params": {"x": 3}})", "unknown parameter 'x'"},
+             {R"("algorithm": "recexch:k=99"})", "out of range"},
+             {R"("algorithm": "ring", "op": "summ"})", "unknown reduction operation 'summ'"},
+             {R"("algorithm": "ring", "min_bytes": 64, "max_bytes": 64})", "empty size range"}}) {
+        try {
+            parse_wisdom(head + entry + "]}");
+            ADD_FAILURE() << entry << " accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("entry 0"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+        }
+    }
+    const Wisdom w = parse_wisdom(head + R"("algorithm": "recexch:k=3", "op": "noncommutative"}, )" +
+                                  R"({"collective": "bcast", "algorithm": "native", "params": {"anything": 1}}]})");
+    EXPECT_EQ(w.entries.size(), 2u);
 }
 
 TEST(Wisdom, RanksBeyondAnIntAreRefusedNotWrapped) {

@@ -41,6 +41,17 @@ FILES = {
     "wisdom-dup.json": b'{"format": "collplan-wisdom/1", "entries": [], "entries": []}',
     "wisdom-nul.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", '
                        b'"algorithm": "allreduce/ring", "note": "a\x00b"}]}',
+    # entries of other keys that could not run: refused when read, not kept without a word
+    "wisdom-unknown-alg.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "bcast", '
+                               b'"algorithm": "bcast/frobnicate"}]}',
+    "wisdom-other-coll.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "bcast", '
+                              b'"algorithm": "allreduce/ring"}]}',
+    "wisdom-bad-op.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", '
+                          b'"op": "summ", "algorithm": "allreduce/ring"}]}',
+    "wisdom-min-max.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "bcast", '
+                           b'"min_bytes": 100, "max_bytes": 10, "algorithm": "bcast/linear"}]}',
+    "wisdom-bad-param.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "bcast", '
+                             b'"algorithm": "bcast/chain", "params": {"segments": 0}}]}',
     "deepobj.json": b'{"matrix": ' + b"[" * DEEP + b"]" * DEEP + b"}",
     "bin.toml": BINARY, "latin1.toml": b"name = \"caf\xe9\"\n[model]\nkind = \"hockney\"\n",
     "deep.toml": b"a = " + b"[" * DEEP + b"]" * DEEP + b"\n",
@@ -162,6 +173,13 @@ CASES = [  # (id, argv, fragment of the error line)
     ("verify-unknown-collective", ["verify", "--schedule", "{d}/frob.sched"], "reduce_scatter_block, reduce_scatter"),
     ("plan-wisdom-key-twice", PLAN + ["--wisdom", "{d}/wisdom-dup.json"], "'entries' appears twice"),
     ("plan-wisdom-raw-nul", PLAN + ["--wisdom", "{d}/wisdom-nul.json"], "control character"),
+    ("plan-wisdom-unknown-algorithm", PLAN + ["--wisdom", "{d}/wisdom-unknown-alg.json"], "bcast/frobnicate"),
+    ("plan-wisdom-other-collective", PLAN + ["--wisdom", "{d}/wisdom-other-coll.json"], "is a allreduce algorithm"),
+    ("plan-wisdom-bad-op", PLAN + ["--wisdom", "{d}/wisdom-bad-op.json"], "unknown reduction operation 'summ'"),
+    ("plan-wisdom-min-over-max", PLAN + ["--wisdom", "{d}/wisdom-min-max.json"], "empty size range"),
+    ("plan-wisdom-bad-param", PLAN + ["--wisdom", "{d}/wisdom-bad-param.json"], "segments=0 out of range"),
+    ("export-tuning-bad-wisdom", ["export-tuning", "--format", "ompi-rules", "--wisdom",
+                                  "{d}/wisdom-other-coll.json"], "entry 0"),
 ]
 # Cases whose expected error line is not checked beyond the format (the output is valid: a table)
 VALID = {"estimate-schedule-no-algorithm-line", "estimate-schedule-no-prefix"}

@@ -1,6 +1,9 @@
 // Wisdom files. See wisdom.hpp; the JSON reader is a small recursive-descent parser (no dependency).
 #include "collplan/runtime/wisdom.hpp"
 
+#include "collplan/algorithms/registry.hpp"
+#include "collplan/schedule/reduction.hpp"
+
 #include <climits>
 #include <cmath>
 #include <fstream>
@@ -154,6 +157,27 @@ std::string scalar_text(const Json& v, const std::string& what) {
     throw Error("wisdom: " + what + " must be a string or an integer of at most 18 digits");
 }
 
+// What a call would run must exist: a registered algorithm of the entry's collective with valid parameters (or
+// "native"), and a known operation -- refused when the file is read, not at the call that would use it.
+void check_choice(const WisdomEntry& w, const std::string& where) {
+    try {
+        if (!w.op.empty()) reduction_op(w.op);
+        auto [name, spec_params] = parse_algorithm_spec(w.algorithm);
+        if (name == "native") return;
+        const std::string full = name.find('/') == std::string::npos ? std::string(to_string(w.collective)) + "/" + name
+                                                                     : name;
+        const Algorithm& a = Registry::get().find(full);
+        if (a.collective != w.collective)
+            throw Error("algorithm " + full + " is a " + to_string(a.collective) + " algorithm (allowed: a " +
+                        to_string(w.collective) + " algorithm or native)");
+        std::map<std::string, std::string> params = w.params;
+        params.insert(spec_params.begin(), spec_params.end());
+        validate_params(a, params);
+    } catch (const Error& e) {
+        throw Error("wisdom: " + where + ": " + e.what());
+    }
+}
+
 WisdomEntry entry(const Json& e, size_t i) {
     const std::string where = "entry " + std::to_string(i);
     if (e.type != Json::object) throw Error("wisdom: " + where + " is not an object");
@@ -182,6 +206,10 @@ WisdomEntry entry(const Json& e, size_t i) {
         if (p->type != Json::object) throw Error("wisdom: " + where + " params must be an object");
         for (const auto& [k, v] : p->members) w.params[k] = scalar_text(v, where + " parameter " + k);
     }
+    if (w.max_bytes <= w.min_bytes)
+        throw Error("wisdom: " + where + " has an empty size range: min_bytes " + std::to_string(w.min_bytes) +
+                    ", max_bytes " + std::to_string(w.max_bytes) + " (allowed: min_bytes < max_bytes)");
+    check_choice(w, where);
     return w;
 }
 
