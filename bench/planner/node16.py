@@ -1,0 +1,93 @@
+"""The planner's regret on the measurements of a 16-core node (../shared/data/node16/, README there): for each
+collective and size, the algorithm the estimate (or a simulator) chooses on a machine file, timed as that node
+measured it, against the fastest collplan algorithm measured there -- and against the MPI library's own collective.
+
+    .venv/bin/python bench/planner/node16.py [--machine FILE] [--evaluator estimate|loggp|flow] [--data DIR]
+
+The node measured every applicable algorithm once, with its default parameters (`collplan run ... --json`), so a
+choice is timed by its algorithm's measurement (a choice of nway_dissemination[n=3] is timed as the measured
+nway_dissemination[n=auto]); sizes the node did not measure for the chosen algorithm are left out and counted.
+The machine file defaults to the node's own calibration (calibrate_openmpi_P2.toml: one pair of ranks).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DATA = ROOT.parent / "shared" / "data" / "node16"
+COLLECTIVES = ["allreduce", "allgather", "alltoall", "bcast", "reduce_scatter_block"]
+
+
+def measured(path: Path) -> tuple[dict, dict, list[int]]:
+    """({algorithm: {size: seconds}}, {size: native seconds}, sizes) of one `collplan run --json`."""
+    doc = json.loads(path.read_text())
+    times: dict[str, dict[int, float]] = {}
+    native: dict[int, float] = {}
+    for r in doc["rows"]:
+        if r.get("ok") and r.get("collplan_s"):
+            times.setdefault(r["algorithm"], {})[r["size_bytes"]] = r["collplan_s"]
+        if r.get("native_s"):
+            native[r["size_bytes"]] = min(native.get(r["size_bytes"], float("inf")), r["native_s"])
+    sizes = sorted({s for t in times.values() for s in t})
+    return times, native, sizes
+
+
+def choices(collective: str, ranks: int, machine: str, sizes: list[int], evaluator: str) -> dict[int, str]:
+    """The algorithm the planner picks at each size."""
+    from collplan.planner import plan
+    fidelity = evaluator if evaluator in ("loggp", "flow") else "loggp"
+    p = plan(collective, ranks, None, machine, sizes, "sum", "estimate" if evaluator == "estimate" else "simulate",
+             fidelity, progress=False)
+    return {n: p.choice(n).algorithm for n in sizes}
+
+
+def rows(collective: str, machine: str, evaluator: str, data: Path) -> list[dict]:
+    times, native, sizes = measured(data / f"run_{collective}_openmpi_P16.json")
+    chosen = choices(collective, 16, machine, sizes, evaluator)
+    out = []
+    for n in sizes:
+        best = min((t[n], a) for a, t in times.items() if n in t)
+        t = times.get(chosen[n], {}).get(n)
+        out.append({"size": n, "choice": chosen[n], "choice_s": t, "best": best[1], "best_s": best[0],
+                    "regret": None if t is None else t / best[0], "native_s": native.get(n),
+                    "vs_native": None if t is None or not native.get(n) else t / native[n]})
+    return out
+
+
+def summary(machine: str, evaluator: str, data: Path) -> str:
+    lines = [f"Regret of `{evaluator}` on `{Path(machine).name}` against the node's measurements (P = 16, Open MPI):",
+             "", "| collective | median | worst | sizes over 1.25 (chosen, measured best) | slower than native |",
+             "|---|---:|---:|---|---:|"]
+    for c in COLLECTIVES:
+        rs = rows(c, machine, evaluator, data)
+        reg = [r["regret"] for r in rs if r["regret"] is not None]
+        bad = [f"{r['size']} B ({r['choice'].split('/')[1]}, {r['best'].split('/')[1]} {r['regret']:.2f}x)"
+               for r in rs if r["regret"] is not None and r["regret"] > 1.25]
+        slower = sum(1 for r in rs if r["vs_native"] and r["vs_native"] > 1.05)
+        missing = sum(1 for r in rs if r["regret"] is None)
+        lines.append(f"| {c} | {statistics.median(reg):.2f} | {max(reg):.2f} | {'; '.join(bad) or '-'}"
+                     f"{f' ({missing} sizes not measured for the choice)' if missing else ''} | "
+                     f"{slower}/{len(rs)} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(DATA), help="the node's measurements (default ../shared/data/node16)")
+    ap.add_argument("--machine", help="machine file (default: the node's calibrate_openmpi_P2.toml)")
+    ap.add_argument("--evaluator", default="estimate", choices=["estimate", "loggp", "flow"])
+    a = ap.parse_args()
+    data = Path(a.data)
+    if not data.is_dir():
+        sys.exit(f"node16.py: no measurements at {data}")
+    print(summary(a.machine or str(data / "calibrate_openmpi_P2.toml"), a.evaluator, data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
