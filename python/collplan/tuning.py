@@ -304,9 +304,9 @@ def _pick_entries(entries: list[dict], sides: tuple[str, ...]) -> tuple[dict[str
     used = {id(e) for es in chosen.values() for e in es}
     for e in entries:
         if id(e) not in used:
-            follow = ", ".join(sorted({str(x.get("op")) for es in chosen.values() for x in es}))
-            left.append(Left(e, e.get("min_bytes", 0), e.get("max_bytes"),
-                             f"the library's rules cannot tell op {e.get('op')} from op {follow}, which they follow"))
+            follow = ", ".join(sorted({x.get("op") or "any" for es in chosen.values() for x in es}))
+            left.append(Left(e, e.get("min_bytes", 0), e.get("max_bytes"), f"the library's rules cannot tell op "
+                             f"{e.get('op') or 'any'} from op {follow}, which they follow"))
     return chosen, left
 
 
