@@ -74,7 +74,8 @@ def _error(message: str) -> None:
     """The one-line error, once per run: under mpirun every rank fails alike, so only rank 0 says it."""
     from .mpi import launched_rank, wait_for_failing_ranks
     # one line whatever the user's input was: a newline or other control character it echoes is escaped
-    message = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+    from .output import printable
+    message = printable(message)
     if launched_rank() == 0:
         print(f"collplan: error: {message}", file=sys.stderr, flush=True)
     wait_for_failing_ranks()

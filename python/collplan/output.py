@@ -11,6 +11,15 @@ from pathlib import Path
 from ._core import CollplanError
 
 
+def printable(text, limit: int | None = None) -> str:
+    """`text` as a terminal should show what a user or a file supplied: control characters, ANSI escapes and NUL
+    escaped (\\n, \\x1b, ...), and at most `limit` characters (the rest counted, not echoed)."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    if limit is not None and len(text) > limit:
+        return f"{text[:limit - 3]}... ({len(text)} characters)"
+    return text
+
+
 def atomic_write(path: str, data: str | bytes) -> None:
     """Write an output file completely or not at all, the way its user expects:
 

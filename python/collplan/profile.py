@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import limits
+from .output import printable
 from ._core import CollplanError
 from .api import COLLECTIVE_NAMES
 
@@ -149,9 +150,7 @@ class Profile:
 # ------------------------------------------------------------------------------------------------ reading
 def _show(token) -> str:
     """A token as an error message quotes it: printable, at most 40 characters."""
-    text = str(token)
-    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return printable(token, 40)
 
 
 class _Lines:

@@ -13,6 +13,8 @@ import json
 import shutil
 import textwrap
 
+from .output import printable
+
 SEP = "  "
 
 
@@ -22,16 +24,19 @@ def width() -> int:
 
 
 def cell(v) -> str:
+    """A value as a table shows it; text that came from a file or a user (a schedule's algorithm name) with its
+    control characters escaped, so a table stays a table."""
     if v is None:
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}"
-    return str(v)
+    return printable(v)
 
 
 def render(columns: list[str], rows: list[list], key: int = 1, left: tuple[int, ...] = (), max_width: int | None = None,
            indent: str = "") -> str:
     cells = [[cell(v) for v in r] for r in rows]
+    columns = [printable(c) for c in columns]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     limit = (max_width or width()) - len(indent)
     last = len(columns) - 1

@@ -38,6 +38,12 @@ FILES = {
     "nan.mtx": b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n",
     "deep.json": b"[" * DEEP + b"]" * DEEP,
     "frob.sched": RING3.replace("collective allgather", "collective frobnicate").encode(),
+    # metadata strings: \xHH escapes are for control characters (a byte >= 0x80 made invalid UTF-8), and names
+    # are names, not megabytes
+    "xff.sched": RING3.replace("algorithm allgather/ring", 'algorithm "ring\\xff"').encode(),
+    "xfftopo.sched": RING3.replace("topology full:3", 'topology "full:3\\xc3"').encode(),
+    "longname.sched": RING3.replace("algorithm allgather/ring", "algorithm " + "a" * 10_000_000).encode(),
+    "ansi.sched": RING3.replace("algorithm allgather/ring", 'algorithm "ring\\x1b[31m\\x00"').encode(),
     "wisdom-dup.json": b'{"format": "collplan-wisdom/1", "entries": [], "entries": []}',
     "wisdom-nul.json": b'{"format": "collplan-wisdom/1", "entries": [{"collective": "allreduce", '
                        b'"algorithm": "allreduce/ring", "note": "a\x00b"}]}',
@@ -171,6 +177,12 @@ CASES = [  # (id, argv, fragment of the error line)
     ("tune-r-overflows", ["tune", "--algorithm", "circgos", "--topology", "ring:16", "--r", "1e308"],
      "r=1e+308 is too large"),
     ("verify-unknown-collective", ["verify", "--schedule", "{d}/frob.sched"], "reduce_scatter_block, reduce_scatter"),
+    ("verify-escape-over-7f", ["verify", "--schedule", "{d}/xff.sched"], "control character"),
+    ("estimate-escape-over-7f", ["estimate", "--schedule", "{d}/xfftopo.sched", "--machine", "ib-qdr"],
+     "control character"),
+    ("simulate-escape-over-7f", ["simulate", "--schedule", "{d}/xff.sched", "--machine", "ib-qdr"],
+     "control character"),
+    ("verify-10MB-name", ["verify", "--schedule", "{d}/longname.sched"], "at most 4096 bytes"),
     ("plan-wisdom-key-twice", PLAN + ["--wisdom", "{d}/wisdom-dup.json"], "'entries' appears twice"),
     ("plan-wisdom-raw-nul", PLAN + ["--wisdom", "{d}/wisdom-nul.json"], "control character"),
     ("plan-wisdom-unknown-algorithm", PLAN + ["--wisdom", "{d}/wisdom-unknown-alg.json"], "bcast/frobnicate"),
@@ -224,6 +236,16 @@ def test_hostile_input_is_one_line_exit_2(files, argv, needle):
     assert_one_line(collplan(argv, files, env), needle)
 
 
+def test_control_characters_of_a_schedule_are_shown_escaped(files):
+    """An algorithm name with an ANSI escape and a NUL (written by export as \\x1b and \\x00) reaches the terminal
+    escaped, from verify's line and from estimate's table alike."""
+    for argv in (["verify", "--schedule", f"{files}/ansi.sched"],
+                 ["estimate", "--schedule", f"{files}/ansi.sched", "--machine", "ib-qdr", "--sizes", "1KiB"]):
+        p = collplan(argv, files)
+        assert p.returncode == 0, p.stderr
+        assert "\x1b" not in p.stdout and "\x00" not in p.stdout and "ring\\x1b[31m\\x00" in p.stdout, p.stdout
+
+
 def test_a_byte_order_mark_is_not_data(files):
     p = collplan(["matrix", "stats", "--json", str(files / "bom.csv")], files)
     assert p.returncode == 0 and json.loads(p.stdout)["ranks"] == 2, p.stderr
@@ -265,6 +287,22 @@ def test_run_output_has_no_nul_byte_under_open_mpi():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "\0" not in r.stdout and "\\u0000" not in r.stdout
     assert json.loads(r.stdout)["mpi"].startswith("Open MPI v")
+
+
+def test_run_summarises_the_fastest_per_size_and_writes_csv(tmp_path):
+    from test_mpi import mpirun
+    csv_path = tmp_path / "run.csv"
+    r = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "run", "--collective", "allgather", "--sizes",
+                              "64,4KiB", "--iters", "3", "--warmup", "1", "--csv", str(csv_path)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = r.stdout.split("# fastest per size", 1)[1].splitlines()
+    assert summary[1].split() == ["size", "fastest", "time", "native", "ratio"], r.stdout
+    assert [ln.split()[0] for ln in summary[2:4]] == ["64B", "4KiB"], r.stdout
+    lines = csv_path.read_text().splitlines()
+    assert lines[0].startswith("algorithm,params,size_bytes") and len(lines) > 4, lines[:3]
+    both = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "run", "--collective", "barrier", "--json",
+                                 "--csv"])
+    assert both.returncode == 2 and "cannot both write to standard output" in both.stderr
 
 
 ALLTOALLV = """

@@ -6,6 +6,7 @@ import sys
 from .. import _core
 from .._core import CollplanError
 from ..machines import machine_names, resolve_machine
+from ..output import printable
 from ..planner import candidates
 from ..sim import FIDELITIES, simulate
 from ..plot import check_plot_path
@@ -91,7 +92,7 @@ def _pct(x: float) -> str:
 def _print(rows, args) -> None:
     r0 = rows[0]
     where = args.machine or args.model
-    print(f"# {r0.collective}, P={r0.ranks} on {r0.topology}, {where}, fidelity {r0.fidelity}")
+    print(f"# {r0.collective}, P={r0.ranks} on {printable(r0.topology)}, {where}, fidelity {r0.fidelity}")
     table = []
     for r in rows:
         u = r.link_utilisation().get("all")

@@ -5,6 +5,7 @@ import time
 
 from .. import _core, limits
 from ..api import OPS, algorithms, describe, verify
+from ..output import printable
 from ..progress import Progress
 from ._common import MAX_RANKS, add_json_csv, add_problem, int_arg, print_json_csv, schedule_from_args
 
@@ -34,7 +35,7 @@ def cmd_verify(args) -> int:
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
         if r["ok"] and describe(s.collective)["reduction"]:
             status += ", rank-consistent" if r["rank_consistent"] else f", not rank-consistent: {r['consistency']}"
-        print(f"{s.algorithm} P={s.ranks} on {s.topology} op={op}: {s.total_ops} ops, {status}")
+        print(f"{printable(s.algorithm)} P={s.ranks} on {printable(s.topology)} op={op}: {s.total_ops} ops, {status}")
     return 0 if r["ok"] else 1
 
 

@@ -335,7 +335,12 @@ std::string Line::string_value() {
         if (p_ < t_.size() && (t_[p_] == '"' || t_[p_] == '\\')) {
             v += t_[p_++];
         } else if (p_ + 2 < t_.size() && t_[p_] == 'x' && hex_digit(t_[p_ + 1]) >= 0 && hex_digit(t_[p_ + 2]) >= 0) {
-            v += static_cast<char>(hex_digit(t_[p_ + 1]) * 16 + hex_digit(t_[p_ + 2]));
+            // put_string escapes control characters only: a byte >= 0x80 from an escape could make the string
+            // invalid UTF-8 (every reader of the metadata -- Python, JSON -- needs text)
+            const int byte = hex_digit(t_[p_ + 1]) * 16 + hex_digit(t_[p_ + 2]);
+            if (byte >= 0x80) fail_at(p_ - 1, "an escape \\xHH of a control character (\\x00-\\x1f, \\x7f); other "
+                                              "characters are written as they are, in UTF-8");
+            v += static_cast<char>(byte);
             p_ += 3;
         } else {
             fail_at(p_ - 1, "an escape \\\" \\\\ or \\xHH");
@@ -609,6 +614,8 @@ void parse_counts(Line& ln, Schedule& s) {
     ln.end();
 }
 
+constexpr size_t kMaxMetadataBytes = 4096;
+
 // Metadata lines after the fixed header, each at most once (matrix: P rows in order), until the first 'rank'.
 void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
     unsigned seen = 0;
@@ -620,9 +627,13 @@ void parse_metadata(Reader& rd, Line& ln, bool& have, Schedule& s) {
             ln.fail("'algorithm', 'params', 'topology', 'flags', 'root', 'counts', 'matrix' (each once) or 'rank 0'");
         seen |= bit;
         ln.word();
-        if (bit == 1) s.algorithm = ln.string_value();
-        if (bit == 2) s.params = ln.string_value();
-        if (bit == 4) s.topology = ln.string_value();
+        if (bit & 7) {  // names, not data: a megabyte of "algorithm" is a corrupt or hostile file
+            std::string v = ln.string_value();
+            if (v.size() > kMaxMetadataBytes)
+                ln.fail(std::string(w) + " of at most " + std::to_string(kMaxMetadataBytes) + " bytes (got " +
+                        std::to_string(v.size()) + ")");
+            (bit == 1 ? s.algorithm : bit == 2 ? s.params : s.topology) = std::move(v);
+        }
         if (bit == 8) parse_flags(ln, s);
         if (bit == 16) parse_matrix_row(ln, s);
         if (bit == 32) s.root = static_cast<int>(bounded_number(ln, 0, static_cast<uint64_t>(s.ranks()) - 1, "a root in 0.." + std::to_string(s.ranks() - 1))), ln.end();
