@@ -379,8 +379,9 @@ def format_table(p: Plan) -> str:
     rows = []
     for r in p.ranges:
         t = ft(r.winner_s[0]) + ("" if len(r.winner_s) == 1 else ".." + ft(r.winner_s[-1]))
-        margin = "-" if r.runner_up is None else (f"+{r.margin[0]:.0%}" if abs(r.margin[1] - r.margin[0]) < 0.005
-                                                   else f"+{r.margin[0]:.0%}..+{r.margin[1]:.0%}")
+        # signed: a measured plan keeps native unless beaten by the noise margin, so its runner-up may be faster
+        margin = "-" if r.runner_up is None else (f"{r.margin[0]:+.0%}" if abs(r.margin[1] - r.margin[0]) < 0.005
+                                                   else f"{r.margin[0]:+.0%}..{r.margin[1]:+.0%}")
         rows.append([fb(r.min_bytes), "-" if r.max_bytes is None else fb(r.max_bytes), r.winner.label(), t,
                      r.runner_up.label() if r.runner_up else "-", margin])
     lines.append(render(["from", "below", "winner", "time", "runner-up", "margin"], rows, key=2, left=(2, 4)))

@@ -231,3 +231,13 @@ def test_cli_plan_bcast_prints_a_threshold_table(capsys):
     assert rows and rows[0][2] == "binomial" and " winner " in out
     assert main(["plan", "--collective", "scatter", "--ranks", "6", "--machine", "ib-qdr", "--root", "6"]) == 2
     assert "root 6 is not a rank of P=6" in capsys.readouterr().err
+
+
+def test_margins_carry_their_sign():
+    """A measured plan keeps native unless beaten by the noise margin, so a range's runner-up may be faster: its
+    margin prints as -46%, never +-46%."""
+    p = planner.plan("allreduce", 8, None, "ib-qdr", [64, 4096], "sum", "estimate", progress=False)
+    r = p.ranges[0]
+    p.ranges = [planner.Range(r.min_bytes, None, r.winner, r.winner_s, r.runner_up or r.winner, (-0.46, 0.12))]
+    text = planner.format_table(p)
+    assert "-46%..+12%" in text and "+-" not in text

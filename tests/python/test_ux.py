@@ -24,7 +24,7 @@ MODEL = "hockney:alpha=1us,beta=1ns/B"
 
 
 def cp(*args, env=None, input=None, timeout=120) -> subprocess.CompletedProcess:
-    full = dict(os.environ, COLUMNS="100", **(env or {}))
+    full = {**os.environ, "COLUMNS": "100", **(env or {})}
     return subprocess.run([sys.executable, "-m", "collplan", *args], capture_output=True, text=True, env=full,
                           input=input, timeout=timeout)
 
@@ -54,6 +54,20 @@ def test_tables_fit_100_columns(args, tmp_path):
     assert r.returncode == 0, r.stderr
     widest = max(r.stdout.splitlines(), key=len)
     assert len(widest) <= 100, widest
+
+
+def test_estimate_puts_the_winners_time_by_its_name_and_the_bound_apart():
+    """The lower bound right after "best" read as the winner's time: the winner's cell carries its time, the bound
+    is the last column, and a table split into blocks repeats the size and the winner in every block."""
+    base = ["estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr", "--sizes", "16B,1MiB"]
+    wide = cp(*base, env={"COLUMNS": "400"}).stdout.splitlines()
+    header = next(ln for ln in wide if ln.startswith("size"))
+    assert header.split()[:2] == ["size", "best"] and header.rstrip().endswith("lower bound"), header
+    row = next(ln for ln in wide if ln.lstrip().startswith("16B"))
+    assert re.match(r"\s*16B\s+\S+.*?\d+(\.\d+)?(ns|us|ms) ", row), row
+    narrow = cp(*base, env={"COLUMNS": "60"}).stdout.splitlines()
+    blocks = [ln for ln in narrow if ln.startswith("size")]
+    assert len(blocks) >= 2 and all(b.split()[:2] == ["size", "best"] for b in blocks), narrow
 
 
 def test_estimate_shows_each_algorithms_best_parameters_and_all_params_every_set():

@@ -5,6 +5,7 @@ from .. import _core
 from .._core import CollplanError
 from ..api import OPS, algorithms, estimate, row_labels, short_name, unsupported_op
 from ..machines import machine_names, resolve_machine
+from ..output import printable
 from ..planner import candidates
 from ..plot import check_plot_path
 from ..progress import Progress
@@ -71,12 +72,13 @@ def _report_estimates(rows, declined, args) -> int:
 
 def _title(rows, args) -> str:
     where = args.machine or args.model
-    return f"{rows[0].collective}, P={rows[0].ranks} on {rows[0].topology}, {where}"
+    return f"{rows[0].collective}, P={rows[0].ranks} on {printable(rows[0].topology)}, {where}"
 
 
 def _print_table(rows, declined, args) -> None:
     """One column per algorithm (its best parameters per size, in parentheses) or, with --all-params, per
-    parameter set; the best of the row and the lower bound first. Too wide for the terminal: blocks of columns."""
+    parameter set; the best of the row (its time beside it) first, the lower bound last. Too wide for the terminal:
+    blocks of columns, each repeating the size and the best."""
     fb, ft = _core.format_bytes, _core.format_time
     sizes = list(dict.fromkeys(r.size_bytes for r in rows))
     labels = row_labels(rows)
@@ -93,10 +95,12 @@ def _print_table(rows, declined, args) -> None:
             if key not in by or r.time_s < by[key][0]:
                 by[key] = (r.time_s, lab[len(key[0]) + 1:-1] if lab.endswith("]") else "")
         by = {k: ft(t) + (f" ({v})" if v else "") for k, (t, v) in by.items()}
-    table = [[fb(n), label_of[id(best_of[n])], ft(best_of[n].lower_bound_s)] + [by.get((c, n), "-") for c in cols]
-             for n in sizes]
+    # the winner with its time, then every algorithm, then the bound apart (next to "best" it read as the winner's
+    # time); a table split into column blocks repeats the size and the winner in each
+    table = [[fb(n), f"{label_of[id(best_of[n])]} {ft(best_of[n].time_s)}"] + [by.get((c, n), "-") for c in cols] +
+             [ft(best_of[n].lower_bound_s)] for n in sizes]
     print(f"# {_title(rows, args)}; times are analytic estimates")
-    print(render(["size", "best", "lower bound"] + cols, table))
+    print(render(["size", "best"] + cols + ["lower bound"], table, key=2))
     if not args.all_params and any(lab.endswith("]") for lab in labels):
         print("# (..): the algorithm's best parameters at that size; every parameter set: --all-params")
     for d in declined:

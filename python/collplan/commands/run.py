@@ -48,6 +48,8 @@ def register(sub) -> None:
                    help="how non-contiguous messages travel")
     p.add_argument("--check-only", action="store_true", help="check results, do not time")
     p.add_argument("--json", nargs="?", const="-", metavar="FILE", type=file_arg("--json", stdout=True), help="write the rows as JSON (default: stdout)")
+    p.add_argument("--csv", nargs="?", const="-", metavar="FILE", type=file_arg("--csv", stdout=True),
+                   help="write the rows as CSV, one per algorithm and size (default: stdout)")
     p.add_argument("--format", choices=["table", "osu"], default="table",
                    help="table: collplan vs native per algorithm and size; osu: the OSU micro-benchmarks' layout "
                    "(size, avg/min/max latency in us, iterations), one block per algorithm and one for native MPI")
@@ -100,6 +102,22 @@ def _print_table(rows, header, file=sys.stdout):
         else:
             times = f"{'-':>10s} {'-':>10s} {'-':>7s}"
         print(f"  {r['algorithm']:34s} {format_bytes(r['size_bytes']):>8s} {times}  {'ok' if r['ok'] else 'FAIL'}", file=file)
+    _print_fastest(rows, file)
+
+
+def _print_fastest(rows, file=sys.stdout):
+    """With several algorithms: per size the fastest one, its time, the MPI library's and their ratio."""
+    timed = [r for r in rows if "collplan_s" in r]
+    if len({r["algorithm"] for r in timed}) < 2:
+        return
+    from ..tables import render
+    table = []
+    for size in dict.fromkeys(r["size_bytes"] for r in timed):
+        best = min((r for r in timed if r["size_bytes"] == size), key=lambda r: r["collplan_s"])
+        table.append([format_bytes(size), best["algorithm"].split("/", 1)[-1], format_time(best["collplan_s"]),
+                      format_time(best["native_s"]), f"{best['ratio']:.2f}"])
+    print("\n# fastest per size", file=file)
+    print(render(["size", "fastest", "time", "native", "ratio"], table, left=(1,)), file=file)
 
 
 def _print_osu(rows, args, library, P, file=sys.stdout):
@@ -126,6 +144,8 @@ def _print_osu(rows, args, library, P, file=sys.stdout):
 
 
 def cmd_run(args) -> int:
+    if args.json == "-" and args.csv == "-":
+        raise CollplanError("--json and --csv cannot both write to standard output (give one of them a FILE)")
     params = params_of(args.param)
     sizes = [0] if args.collective == "barrier" else list(parse_sizes(args.sizes))  # checked before MPI starts
     check_reduction_sizes(args.collective, sizes)
@@ -160,10 +180,14 @@ def cmd_run(args) -> int:
                 print(text)
             else:
                 atomic_write(args.json, text + "\n")
-        if args.json != "-" and args.format == "osu" and not args.check_only:
-            _print_osu(rows, args, library, P)
-        elif args.json != "-":
-            _print_table(rows, header)
-            for s in skipped:
-                print(f"# skipped {s}")
+        if args.csv:
+            from ..tables import csv_text
+            atomic_write(args.csv, csv_text(rows))
+        if "-" not in (args.json, args.csv):  # else standard output holds the JSON or the CSV alone
+            if args.format == "osu" and not args.check_only:
+                _print_osu(rows, args, library, P)
+            else:
+                _print_table(rows, header)
+                for s in skipped:
+                    print(f"# skipped {s}")
     return 0 if all(r["ok"] for r in rows) else 1
