@@ -183,6 +183,8 @@ CASES = [  # (id, argv, fragment of the error line)
     ("simulate-escape-over-7f", ["simulate", "--schedule", "{d}/xff.sched", "--machine", "ib-qdr"],
      "control character"),
     ("verify-10MB-name", ["verify", "--schedule", "{d}/longname.sched"], "at most 4096 bytes"),
+    ("ranks-300-digits", ["verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "1" + "0" * 300],
+     "(301 characters)"),
     ("plan-wisdom-key-twice", PLAN + ["--wisdom", "{d}/wisdom-dup.json"], "'entries' appears twice"),
     ("plan-wisdom-raw-nul", PLAN + ["--wisdom", "{d}/wisdom-nul.json"], "control character"),
     ("plan-wisdom-unknown-algorithm", PLAN + ["--wisdom", "{d}/wisdom-unknown-alg.json"], "bcast/frobnicate"),

@@ -12,6 +12,7 @@ from .. import _core, limits
 from .._core import CollplanError
 from ..api import COLLECTIVE_NAMES as COLLECTIVES
 from ..api import MAX_RANKS, schedule
+from ..output import printable
 INT64_MAX = (1 << 63) - 1
 UINT64_MAX = (1 << 64) - 1
 
@@ -41,7 +42,8 @@ def int_arg(option: str, lo: int, hi: int = INT64_MAX):
         except ValueError:
             v = None
         if v is None or not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{option} {text} is invalid (allowed: an integer {lo}..{hi})")
+            raise argparse.ArgumentTypeError(f"{option} {printable(text, 40)} is invalid (allowed: an integer "
+                                             f"{lo}..{hi})")
         return v
     return integer
 
@@ -55,7 +57,7 @@ def float_arg(option: str, lo: float, hi: float = math.inf):
             v = math.nan
         if not (math.isfinite(v) and lo <= v <= hi):
             allowed = f"a number >= {lo:g}" if hi == math.inf else f"a number {lo:g}..{hi:g}"
-            raise argparse.ArgumentTypeError(f"{option} {text} is invalid (allowed: {allowed})")
+            raise argparse.ArgumentTypeError(f"{option} {printable(text, 40)} is invalid (allowed: {allowed})")
         return v
     return number
 
