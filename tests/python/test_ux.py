@@ -352,3 +352,13 @@ def test_panels_keep_an_algorithms_parameter_sets_together():
     got = plot.panels(names, 7, group=lambda n: n.split("[")[0])
     assert all(len(p) <= 7 for p in got) and sum(got, []) == names
     assert got[-1] == ["direct", "multiphase[p=3,3]", "multiphase[p=6]", "ring"]  # no bruck mixed in
+
+
+def test_simulate_help_lists_every_network_key_by_fidelity():
+    from collplan.commands.simulate import NETWORK_KEYS
+    err = cp("simulate", "--collective", "allgather", "--algorithm", "ring", "--ranks", "4", "--model",
+             "hockney:alpha=1us,beta=1ns/B", "--set", "warp=1").stderr
+    allowed = re.search(r"allowed: ([^)]*)\)", err).group(1).split(", ")  # the simulators' own list
+    assert sorted({k for names in NETWORK_KEYS.values() for k in names}) == sorted(allowed)
+    text = cp("simulate", "--help").stdout
+    assert "network keys" in text and "pacing_factor" in text and "packet:" in text

@@ -15,11 +15,25 @@ from ..tables import render
 from ._common import UINT64_MAX, add_json_csv, add_problem, file_arg, int_arg, print_json_csv, problem_of, read_schedule
 
 
+# The network keys each fidelity reads (src/collplan/sim/common/params.cpp; docs/simulation.md, "Network
+# parameters", has units and defaults); tests/python/test_ux.py checks the list against the simulators' own.
+NETWORK_KEYS = {
+    "every fidelity": ["ports"],
+    "loggp": ["L", "o", "g", "G", "O", "eager", "cpus"],
+    "flow": ["link_bw", "node_contention", "sharing", "crosstraffic"],
+    "packet": ["link_bw", "mtu", "header", "flit", "link_latency", "router_latency", "buffer", "vcs", "dateline",
+               "switching", "voq", "inject_bw", "eject_bw", "overhead", "pacing", "pacing_gap", "pacing_factor",
+               "arbitration"],
+}
+
+
 def register(sub) -> None:
+    keys = "".join(f"\n  {who}: {', '.join(names)}" for who, names in NETWORK_KEYS.items())
     p = sub.add_parser("simulate", help="simulate a schedule: LogGP events, network flows or packets",
                        epilog="example:\n"
                        "  collplan simulate --collective alltoall --algorithm a2at --machine a2at-torus "
-                       "--fidelity packet --size 64KiB --plot links.png")
+                       "--fidelity packet --size 64KiB --plot links.png\n"
+                       f"network keys (--set K=V, --network K=V,...; units and defaults: docs/simulation.md):{keys}")
     add_problem(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--machine", help=f"bundled machine ({', '.join(machine_names())}) or a TOML file")
