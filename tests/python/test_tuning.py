@@ -332,3 +332,16 @@ def test_plan_writes_the_tuning_file_beside_its_table(tmp_path):
     assert re.search(r"^rule +allreduce P=8 \d+\.\. B: allreduce/rabenseifner", r.stdout, re.M), r.stdout
     text = (tmp_path / "r.txt").read_text()
     assert ompi_lookup(text, tuning.OMPI_COLLTYPE["allreduce"], 8, 1 << 20) == 6
+
+
+@pytest.mark.parametrize("fmt", ["ompi-rules", "mpich-json"])
+def test_the_planner_page_has_the_installed_librarys_table(fmt):
+    """docs/planner.md's tables are `collplan export-tuning --table` of the wheels: computed, and kept so."""
+    r = cli("export-tuning", "--table", "--format", fmt)
+    if r.returncode != 0 and "no " in r.stderr and "installation" in r.stderr:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    page = (ROOT / "docs" / "planner.md").read_text()
+    missing = [row for row in r.stdout.splitlines() if row not in page]
+    assert not missing, f"docs/planner.md lacks (rerun collplan export-tuning --table --format {fmt}):\n" + \
+        "\n".join(missing[:5])
