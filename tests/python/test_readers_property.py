@@ -17,6 +17,7 @@ from collplan import _core, cli
 from collplan._core import CollplanError
 from collplan.commands._common import INT64_MAX, MAX_RANKS, float_arg, int_arg, read_schedule
 from collplan.machines import load_machine
+from collplan.output import printable
 from collplan.unstructured import MAX_UNITS, matrix_from_spec, read_matrix, stats
 
 from test_hostile import RING3
@@ -134,7 +135,8 @@ def test_integer_arguments(text, lo, span):
     try:
         v = parse(text)
     except argparse.ArgumentTypeError as e:
-        assert str(e).startswith(f"--x {text} is invalid (allowed: an integer {lo}..")
+        # the value as the terminal should show it: control characters escaped, at most 40 characters
+        assert str(e).startswith(f"--x {printable(text, 40)} is invalid (allowed: an integer {lo}..")
     else:
         assert lo <= v <= lo + span and v == int(text)
 
