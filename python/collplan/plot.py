@@ -138,37 +138,65 @@ def _param_names(label: str) -> str:
 
 
 def plot_plan(plan, path: str) -> None:
-    """A plan at a glance: each candidate's time relative to the best at every size (log scale), the winners and
-    runner-ups in colour and every other candidate in grey, the ranges of the threshold table as bands."""
+    """A plan at a glance (plan_figure), written to `path`."""
+    save_figure(plan_figure(plan), path)
+
+
+def plan_figure(plan):
+    """Each candidate's time relative to the best at every size (log scale): the winners, then the runner-ups, in
+    colour (at most MAX_LINES - 1 lines), every other candidate as one grey band from its fastest to its slowest;
+    the ranges of the threshold table as bands, each named above the plot, in as many rows as the names need not to
+    overlap."""
     plt = pyplot()
     sizes = [max(n, 1) for n in plan.sizes]
     best = [min(t[j] for t in plan.times if t[j] is not None) for j in range(len(sizes))]
-    shown = list(dict.fromkeys([r.winner for r in plan.ranges] + [r.runner_up for r in plan.ranges if r.runner_up]))
+    ordered = list(dict.fromkeys([r.winner for r in plan.ranges] + [r.runner_up for r in plan.ranges if r.runner_up]))
+    shown = ordered[:MAX_LINES - 1]
     fig, ax = plt.subplots(figsize=(8.5, 4.8), dpi=120)
+    bands = []
     for k, r in enumerate(plan.ranges):  # bands: the ranges of the table
         lo, hi = max(r.min_bytes, sizes[0]), r.max_bytes or sizes[-1]
         ax.axvspan(lo, hi, color="0.93" if k % 2 else "white", zorder=0)
-        # the winner's name above the plot area, over its band (never on the data)
-        ax.text((lo * hi) ** 0.5, 1.01, r.winner.label(), fontsize=7, ha="center", va="bottom",
-                transform=ax.get_xaxis_transform())
+        bands.append(((lo * hi) ** 0.5, r.winner.label()))
     curves = [(c, [(n, x / b) for n, x, b in zip(sizes, t, best) if x is not None and b > 0])
               for c, t in zip(plan.candidates, plan.times)]
-    for c, pts in curves:  # winners and runner-ups first (the legend's order), then the rest in grey
+    for c, pts in curves:  # winners and runner-ups first (the legend's order)
         if pts and c in shown:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], ms=3, lw=1.5, label=c.label(), zorder=2,
                     **line_style(shown.index(c)))
-    grey = [pts for c, pts in curves if pts and c not in shown]
-    for k, pts in enumerate(grey):
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], color="0.75", lw=0.8, zorder=1,
-                label="other candidates" if k == 0 else None)
+    others = [dict(pts) for c, pts in curves if pts and c not in shown]
+    at = [n for n in sizes if any(n in o for o in others)]
+    if at:  # one band, not a line per candidate
+        ax.fill_between(at, [min(o[n] for o in others if n in o) for n in at],
+                        [max(o[n] for o in others if n in o) for n in at], color="0.85", zorder=1, lw=0,
+                        label=f"{len(others)} other candidates (fastest..slowest)")
     ax.set_yscale("log")
     ax.set_ylabel("time / best time at that size")
-    ax.set_title(f"{plan.collective}, P={plan.ranks} on {plan.topology}, {plan.machine}, {plan.evaluator}",
-                 fontsize=10, pad=16)
     ax.grid(True, which="both", alpha=0.3)
     if len(sizes) > 1 and sizes[-1] > sizes[0]:
         _size_axis(ax, sizes)
     else:
         ax.set_xlabel("message size (bytes)")
+    rows = _name_bands(fig, ax, bands)
+    ax.set_title(f"{plan.collective}, P={plan.ranks} on {plan.topology}, {plan.machine}, {plan.evaluator}",
+                 fontsize=10, pad=16 + 11 * rows)
     legend_outside(ax, fontsize=7)
-    save_figure(fig, path)
+    return fig
+
+
+def _name_bands(fig, ax, bands) -> int:
+    """Each (x, name) above the axes at x, in the lowest row where it overlaps no name already placed; the rows."""
+    renderer = fig.canvas.get_renderer()
+    placed: list[list] = []  # per row, the window extents of its names
+    for x, name in bands:
+        for row in range(len(bands)):
+            text = ax.text(x, 1.01 + 0.055 * row, name, fontsize=7, ha="center", va="bottom",
+                           transform=ax.get_xaxis_transform())
+            box = text.get_window_extent(renderer).expanded(1.05, 1.0)
+            if row == len(placed):
+                placed.append([])
+            if not any(box.overlaps(b) for b in placed[row]):
+                placed[row].append(box)
+                break
+            text.remove()
+    return len(placed)

@@ -241,3 +241,19 @@ def test_margins_carry_their_sign():
     p.ranges = [planner.Range(r.min_bytes, None, r.winner, r.winner_s, r.runner_up or r.winner, (-0.46, 0.12))]
     text = planner.format_table(p)
     assert "-46%..+12%" in text and "+-" not in text
+
+
+def test_the_plan_figure_keeps_its_promises():
+    """README: at most 8 lines per panel; the names of the ranges above the plot never overlap (a plan of six
+    ranges, three of them narrow, as docs/planner.md's alltoall on the iPSC/860)."""
+    from collplan.plot import MAX_LINES, plan_figure
+    p = planner.plan("alltoall", 64, None, "ipsc860", "1B..4KiB", "sum", "estimate", progress=False)
+    assert len(p.ranges) >= 5 and len(p.candidates) > MAX_LINES
+    fig = plan_figure(p)
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) <= MAX_LINES
+    renderer = fig.canvas.get_renderer()
+    names = [t for t in ax.texts if t.get_position()[1] > 1]
+    assert sorted(t.get_text() for t in names) == sorted(r.winner.label() for r in p.ranges)
+    boxes = [t.get_window_extent(renderer) for t in names]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
