@@ -7,6 +7,7 @@
 
 #include "collplan/common/error.hpp"
 #include "collplan/common/units.hpp"
+#include "collplan/model/model.hpp"
 #include "collplan/runtime/wisdom.hpp"
 #include "collplan/sim/common/params.hpp"
 
@@ -15,6 +16,13 @@ namespace {
 
 // units: format_time(1e171) printed into a 64-byte buffer, cut the number off and lost the unit, so the text did
 // not parse back as a time (and any time or size above ~1e60 printed wrong).
+TEST(FuzzRegressions, ModelSpecWritesSizesInWholeBytes) {
+    // spec() wrote flit=8888888888881B as 8.88888888888e+12B, which parse_model refused (fuzz/model_spec.cpp)
+    const auto m = parse_model("wormhole:startup=150us,flit=8888888888881B,flit_time=11.5ns,hop_time=0s,duplex=0");
+    EXPECT_NE(m->spec().find("flit=8888888888881B"), std::string::npos) << m->spec();
+    EXPECT_EQ(parse_model(m->spec())->spec(), m->spec());
+}
+
 TEST(FuzzRegressions, UnitsFormatOfHugeValuesKeepsDigitsAndUnit) {
     const double t = parse_time_s("1e171s");
     const std::string f = format_time(t);

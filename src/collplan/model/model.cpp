@@ -170,7 +170,11 @@ std::string format_value(double v, Unit unit) {
     switch (unit) {
         case Unit::time: return format_seconds(v);
         case Unit::per_byte: return format_seconds(v) + "/B";
-        case Unit::size: return format_number(v) + "B";
+        // a size in whole bytes, never in exponent form: %.12g wrote 8888888888881 B as 8.88888888888e+12B,
+        // which the size parser refuses (found by fuzz/model_spec.cpp)
+        case Unit::size:
+            if (v == std::floor(v) && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v)) + "B";
+            return format_number(v) + "B";
         case Unit::count:
         case Unit::flag: return format_number(v);
     }
