@@ -452,13 +452,8 @@ def _wisdom_text(path: str) -> str:
         st = os.stat(path)
         key = (path, st.st_mtime_ns, st.st_size)
         if _state.get("wisdom_key") != key:
-            from .limits import WISDOM_MAX_BYTES, read_text
-            text = read_text(path, WISDOM_MAX_BYTES, "wisdom file", from_limit=False)
-            try:
-                _core.parse_wisdom(text)
-            except CollplanError as e:
-                raise CollplanError(f"wisdom file {path}: {e}") from None
-            _state.update(wisdom_key=key, wisdom_text=text)
+            from .planner import wisdom_text
+            _state.update(wisdom_key=key, wisdom_text=wisdom_text(path))
     except OSError as e:
         raise CollplanError(f"cannot read wisdom file {path}: {e.strerror}") from None
     return _state["wisdom_text"]

@@ -52,10 +52,12 @@ SIZE_UNIT = {
 }
 # MPICH's quantity per collective: avg_msg_size where csel.c defines it, else total_msg_size.
 MPICH_SIZE_KEY = {c: "avg_msg_size" for c in ("allreduce", "bcast", "reduce", "alltoall")}
-# Sizes the library does not compute the same way on every rank: Open MPI's scatter and gather use the send count,
-# insignificant at scatter's non-roots and at gather's root with MPI_IN_PLACE; MPICH's count elements, not bytes.
-# Their rules may not depend on the size.
-SIZE_UNSAFE = {"openmpi": ("gather", "scatter"), "mpich": ("gather", "scatter")}
+# Sizes the libraries do not compute the same way on every rank, or not in bytes: their rules may not depend on the
+# size (the reason per library).
+SIZE_UNSAFE = ("gather", "scatter")
+SIZE_UNSAFE_WHY = {"openmpi": "the send count, insignificant at scatter's non-roots and at gather's root with "
+                              "MPI_IN_PLACE, so not the same on every rank",
+                   "mpich": "elements, not bytes (csel.c)"}
 REDUCTIONS = ("allreduce", "reduce", "reduce_scatter", "reduce_scatter_block")
 # Open MPI's collective ids (ompi/mca/coll/base/coll_base_functions.h, COLLTYPE_T; the same in 4.1 and 5.0).
 OMPI_COLLTYPE = {"allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4, "barrier": 6,
@@ -336,7 +338,7 @@ def _map_group(target, collective, ranks, entries, side, assume_commutative):
     rules, left, kept = [], [], []
     family = target.family
     unit = SIZE_UNIT[family][collective]
-    unsafe = collective in SIZE_UNSAFE[family] or unit is None
+    unsafe = collective in SIZE_UNSAFE or unit is None
     safe = _noncommutative_names(target, collective) if collective in REDUCTIONS else None
     if collective == "alltoallv":  # the PMPI library follows the first alltoallv entry at every size
         left += [Left(e, e.get("min_bytes", 0), e.get("max_bytes"), "alltoallv entries ignore the size "
@@ -380,11 +382,8 @@ def _map_group(target, collective, ranks, entries, side, assume_commutative):
             ident = label = f"MPIR_{collective.capitalize()}_intra_{name}"
         rules.append(Rule(collective, ranks, a, b_out, e["algorithm"], params, label, ident, side))
     if unsafe and rules and not (len(rules) == 1 and rules[0].min_bytes == 0 and rules[0].max_bytes is None):
-        why = ("Open MPI's" if family == "openmpi" else "MPICH's") + (
-            f" {collective} size is not the same on every rank (the send count, insignificant at some ranks)"
-            if family == "openmpi" else f" {collective} size counts elements, not bytes (csel.c)")
-        if unit is None:
-            why = f"{target.version} selects {collective} by the communicator size only"
+        why = (f"{target.version} selects {collective} by the communicator size only" if unit is None else
+               f"{target.version}'s {collective} size counts {SIZE_UNSAFE_WHY[family]}")
         left += [Left(next(e for e in entries if e["algorithm"] == r.algorithm), r.min_bytes, r.max_bytes,
                       f"{why}: one algorithm for every size is exported, this plan has several") for r in rules]
         rules = []
@@ -526,6 +525,42 @@ def _leaf(target: Target, rule: Rule) -> dict:
     return {key: json.loads(json.dumps(find(target.trees["mpir"]) or {}))}
 
 
+def _mpir_branch(target: Target, collective: str, rules: list[Rule], default: dict) -> dict:
+    """The MPIR tree's branch for one P: the rules' leaves by size (split by operation for the reductions), the
+    default subtree elsewhere."""
+    def by_size(side_rules):
+        if not side_rules:
+            return default
+        ranges = [(_size("mpich", collective, r.ranks, r.min_bytes),
+                   None if r.max_bytes is None else _size("mpich", collective, r.ranks, r.max_bytes), _leaf(target, r))
+                  for r in sorted(side_rules, key=lambda r: r.min_bytes)]
+        if SIZE_UNIT["mpich"][collective] is None:
+            return ranges[0][2]
+        return _size_chain(MPICH_SIZE_KEY.get(collective, "total_msg_size"), ranges, default)
+    if collective not in REDUCTIONS:
+        return by_size(rules)
+    return {f"is_commutative={side}": by_size([r for r in rules if r.commutative == side]) for side in ("yes", "no")}
+
+
+def _ch4_branch(collective: str, rules: list[Rule], default: dict) -> dict:
+    """The ch4 tree's branch for one P: the composition that runs the algorithm tree over the sizes of the rules
+    (of either operation: one range where they overlap), the default subtree elsewhere."""
+    comp = {f"composition=MPIDI_{collective.capitalize()}_intra_composition_"
+            f"{MPICH_NETMOD_COMPOSITION[collective]}": {}}
+    if collective not in MPICH_SIZE_KEY:  # barrier: the communicator size only
+        return comp
+    merged: list[tuple[int, int | None, dict]] = []
+    for r in sorted(rules, key=lambda r: r.min_bytes):
+        lo, hi = r.min_bytes, r.max_bytes
+        if merged and merged[-1][1] is not None and lo <= merged[-1][1]:
+            last_lo, last_hi, _ = merged.pop()
+            lo, hi = last_lo, None if hi is None else max(hi, last_hi)
+        elif merged and merged[-1][1] is None:
+            continue  # inside an open range already
+        merged.append((lo, hi, comp))
+    return _size_chain("avg_msg_size", merged, default)
+
+
 def mpich_json_texts(rules: list[Rule], target: Target) -> dict[str, str]:
     """The MPIR tree and the ch4 tree, each the installed default with collplan's branches spliced in."""
     mpir, ch4 = target.trees["mpir"], target.trees.get("ch4")
@@ -533,42 +568,9 @@ def mpich_json_texts(rules: list[Rule], target: Target) -> dict[str, str]:
     for r in rules:
         by_coll.setdefault(r.collective, {}).setdefault(r.ranks, []).append(r)
     for c, per_p in by_coll.items():
-        key = MPICH_SIZE_KEY.get(c, "total_msg_size")
-
-        def branch(rs, default, c=c, key=key):
-            def chain(side_rules):
-                ranges = [(_size("mpich", c, r.ranks, r.min_bytes),
-                           None if r.max_bytes is None else _size("mpich", c, r.ranks, r.max_bytes), _leaf(target, r))
-                          for r in sorted(side_rules, key=lambda r: r.min_bytes)]
-                if SIZE_UNIT["mpich"][c] is None:
-                    return ranges[0][2]
-                return _size_chain(key, ranges, default)
-            if c not in REDUCTIONS:
-                return chain(rs)
-            yes, no = [r for r in rs if r.commutative == "yes"], [r for r in rs if r.commutative == "no"]
-            return {"is_commutative=yes": chain(yes) if yes else default,
-                    "is_commutative=no": chain(no) if no else default}
-        mpir = _splice(mpir, c, {P: (lambda d, rs=rs: branch(rs, d)) for P, rs in per_p.items()})
+        mpir = _splice(mpir, c, {P: (lambda d, c=c, rs=rs: _mpir_branch(target, c, rs, d)) for P, rs in per_p.items()})
         if ch4 is not None and c in MPICH_NETMOD_COMPOSITION:
-            comp = {f"composition=MPIDI_{c.capitalize()}_intra_composition_{MPICH_NETMOD_COMPOSITION[c]}": {}}
-
-            def ch4_branch(rs, default, c=c):
-                if SIZE_UNIT["mpich"][c] is None or c not in MPICH_SIZE_KEY:
-                    return comp
-                ranges, seen = [], set()
-                for r in sorted(rs, key=lambda r: r.min_bytes):
-                    if (r.min_bytes, r.max_bytes) not in seen:  # both sides of the operation: one range
-                        seen.add((r.min_bytes, r.max_bytes))
-                        ranges.append((r.min_bytes, r.max_bytes, comp))
-                merged = []
-                for lo, hi, leaf in ranges:
-                    if merged and merged[-1][1] is not None and lo <= merged[-1][1]:
-                        last = merged.pop()
-                        hi = None if hi is None or last[1] is None else max(hi, last[1])
-                        lo = min(lo, last[0])
-                    merged.append((lo, hi, leaf))
-                return _size_chain("avg_msg_size", merged, default)
-            ch4 = _splice(ch4, c, {P: (lambda d, rs=rs: ch4_branch(rs, d)) for P, rs in per_p.items()})
+            ch4 = _splice(ch4, c, {P: (lambda d, c=c, rs=rs: _ch4_branch(c, rs, d)) for P, rs in per_p.items()})
     files = {"main": json.dumps(mpir, indent=1) + "\n"}
     if ch4 is not None:
         files["ch4"] = json.dumps(ch4, indent=1) + "\n"

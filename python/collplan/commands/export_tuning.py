@@ -49,7 +49,7 @@ def ch4_path(path: str) -> str:
     return str(p.with_name(f"{p.stem}.ch4{p.suffix or '.json'}"))
 
 
-def write_tuning(result, path: str, quiet_json: bool = False) -> list[str]:
+def write_tuning(result, path: str) -> list[str]:
     """Write the export's files (the main one to `path`, '-': standard output); the lines that tell the user."""
     atomic_write(path, result.files["main"])
     ch4 = None
