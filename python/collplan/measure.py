@@ -58,7 +58,10 @@ class Case:
         getattr(self, f"_setup_{self.spec.shape}")(size)
 
     def _pattern(self, key, n):
-        return ((self.np.arange(n, dtype=self.np.int64) * 7 + key * 131 + 1) % 251).astype(self.np.uint8)
+        """Byte i is (7 i + 131 key + 1) mod 251: one period of 251 bytes repeated (n bytes of memory, where the
+        arithmetic on all n positions took 24 n in int64 temporaries)."""
+        period = ((self.np.arange(251, dtype=self.np.int64) * 7 + key * 131 + 1) % 251).astype(self.np.uint8)
+        return self.np.resize(period, n)
 
     def _concat(self, parts, n):
         return self.np.concatenate(parts) if n else self.np.zeros(0, self.np.uint8)
@@ -123,8 +126,11 @@ class Case:
         maps in rank order for noncommutative. Sets op and datatype."""
         np, MPI = self.np, self.MPI
         if self.op_name in DOUBLE_OPS:
-            def vals(r, count):
-                return ((r * 37 % 11 + 1) * 1000 + np.arange(count) % 977).astype(np.float64)
+            def vals(r, count):  # (r*37 % 11 + 1) * 1000 + i % 977, computed in place (no int64 temporaries)
+                v = np.arange(count, dtype=np.float64)
+                np.fmod(v, 977, out=v)
+                v += (r * 37 % 11 + 1) * 1000
+                return v
             fold = {"sum": np.add, "max": np.maximum, "min": np.minimum}[self.op_name]
             self.op, item = getattr(MPI, self.op_name.upper()), 8
         elif self.op_name == "noncommutative":
@@ -166,7 +172,7 @@ class Case:
         here = not self.rooted or self.me == self.root
         self.send, self.count = vals(self.me, blocks * count), count
         self.recv = self.np.zeros_like(self.send[:count]) if here else None
-        self.want = total(blocks * count)[k * count:(k + 1) * count] if here else None
+        self.want = total(blocks * count)[k * count:(k + 1) * count].copy() if here else None  # not a view of P
         self.size = count * self.send.itemsize
         at = (self.root,) if self.rooted else ()
         self.native = lambda: self.mpi(self._typed(self.send), self._typed(self.recv), self.op, *at)
@@ -177,7 +183,7 @@ class Case:
         off = sum(self.counts[:self.me])
         self.send = vals(self.me, sum(self.counts))
         self.recv = self.np.zeros_like(self.send[:self.counts[self.me]])
-        self.want = total(sum(self.counts))[off:off + self.counts[self.me]]
+        self.want = total(sum(self.counts))[off:off + self.counts[self.me]].copy()
         self.size = count * self.send.itemsize
         self.native = lambda: self.mpi(self._typed(self.send), self._typed(self.recv), self.counts, self.op)
 
@@ -205,10 +211,14 @@ class Case:
         return ok
 
     def free(self):
+        """The MPI handles, and the buffers now rather than at the next cyclic collection (self.native refers to
+        self): `run` over every algorithm at 64 MiB held each algorithm's buffers until the end, 6x the memory
+        case_bytes estimates."""
         if self.op is not None and self.op_name == "noncommutative":
             self.op.Free()
         if self.datatype is not None:
             self.datatype.Free()
+        self.send = self.recv = self.want = self.native = None
 
     def time_native(self, iters: int, warmup: int, reps: int) -> list[float]:
         """The MPI library's own collective on these buffers, timed in C++ (timing.hpp)."""
@@ -229,10 +239,14 @@ REDUCTIONS = tuple(c["name"] for c in _core.collectives() if c["reduction"])
 
 
 def case_bytes(collective: str, P: int, size: int) -> int:
-    """About the bytes one rank's Case holds at `size`: send and receive buffers, the expected result and the
-    per-rank parts that build it (the reductions fold one rank's operand at a time)."""
-    factor = {"barrier": 0, "allreduce": P + 3, "reduce": 4, "bcast": 3, "reduce_scatter_block": 4 * P + 1,
-              "reduce_scatter": 4 * P + 1, "allgatherv": 5 * P}
+    """An upper bound on the bytes one rank adds at `size`: the Case's buffers (send, receive, expected result) and
+    the transients that build them, the executor's staging and scratch, and the MPI library's own temporaries.
+    The factors bound the peak resident memory measured at P = 2 and 4 over every algorithm at 16 MiB (measured
+    / bound: 0.6-1.0; tests/python/test_measure.py measures it again); a reduction's expected result folds one
+    rank's operand at a time, so it holds three vectors of its send buffer's length at most."""
+    factor = {"barrier": 0, "bcast": 4, "allreduce": 12, "reduce": 12, "allgather": 4 * P + 2,
+              "allgatherv": 5 * P + 2, "gather": 4 * P + 1, "reduce_scatter_block": 6 * P + 4,
+              "reduce_scatter": 6 * P + 4, "alltoall": 6 * P + 4}
     return factor.get(collective, 3 * P + 2) * size
 
 

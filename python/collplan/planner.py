@@ -210,8 +210,12 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
                 s = schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix, counts=problem.counts,
                              root=problem.root, max_memory=max(1, limit - used))
             except _core.MemoryLimitError as e:
-                raise _core.MemoryLimitError(f"{e}" + (f" (with {_core.approx_bytes(used)} held by the {len(out)} "
-                                                       "candidates before it)" if out else "")) from None
+                held = f" (with {_core.approx_bytes(used)} held by the {len(out)} candidates before it)" if out else ""
+                if not every:
+                    raise _core.MemoryLimitError(f"{e}{held}") from None
+                # one candidate that does not fit is declined like any other; the rest of the table stands
+                declined.append({"algorithm": candidate(name, params).label(), "reason": f"{e}{held}"})
+                continue
             except CollplanError as e:  # a parameter set that does not apply here
                 if not every:
                     raise

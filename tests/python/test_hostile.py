@@ -185,6 +185,7 @@ CASES = [  # (id, argv, fragment of the error line)
     ("verify-10MB-name", ["verify", "--schedule", "{d}/longname.sched"], "at most 4096 bytes"),
     ("ranks-300-digits", ["verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "1" + "0" * 300],
      "(301 characters)"),
+    ("size-300-digits", EST + ["--machine", "ib-qdr", "--sizes", "1" + "0" * 300 + "B"], "'1" + "0" * 36 + "...' is invalid"),
     ("plan-wisdom-key-twice", PLAN + ["--wisdom", "{d}/wisdom-dup.json"], "'entries' appears twice"),
     ("plan-wisdom-raw-nul", PLAN + ["--wisdom", "{d}/wisdom-nul.json"], "control character"),
     ("plan-wisdom-unknown-algorithm", PLAN + ["--wisdom", "{d}/wisdom-unknown-alg.json"], "bcast/frobnicate"),
@@ -251,6 +252,19 @@ def test_control_characters_of_a_schedule_are_shown_escaped(files):
 def test_a_byte_order_mark_is_not_data(files):
     p = collplan(["matrix", "stats", "--json", str(files / "bom.csv")], files)
     assert p.returncode == 0 and json.loads(p.stdout)["ranks"] == 2, p.stderr
+
+
+def test_a_candidate_over_the_memory_limit_is_declined_and_the_rest_printed(files):
+    """--algorithm all: the ring allreduce at P = 1024 needs ~230 MiB; under --max-memory 64MiB it is declined with
+    its reason and the table of the others is printed (it used to end the whole run with exit 2)."""
+    p = collplan(["estimate", "--collective", "allreduce", "--algorithm", "all", "--ranks", "1024", "--machine",
+                  "ib-qdr", "--sizes", "1KiB", "--max-memory", "64MiB", "--no-progress"], files)
+    assert p.returncode == 0, p.stderr
+    assert "recursive_doubling" in p.stdout and "# declined ring: the schedule of allreduce/ring at P=1024 needs" \
+        in p.stdout.replace("\n   ", ""), p.stdout
+    p = collplan(["estimate", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "1024", "--machine",
+                  "ib-qdr", "--sizes", "1KiB", "--max-memory", "64MiB"], files)
+    assert p.returncode == 2 and "needs about" in p.stderr, p.stderr  # one named algorithm still refuses
 
 
 @pytest.mark.parametrize("name", ["noalg.sched", "noprefix.sched"])

@@ -127,6 +127,29 @@ def test_blocking_call_cache(abi, n):
     assert "leaked" not in r.stderr, r.stderr  # the cached requests are freed before the extension module
 
 
+def _peaks(n: int, argv: list[str]) -> list[int]:
+    r = mpirun("openmpi", n, [sys.executable, str(ROOT / "tests/mpi/run_peak.py"), *argv])
+    assert r.returncode == 0, r.stdout + r.stderr
+    peaks = [int(line.split()[2]) for line in r.stdout.splitlines() if line.startswith("peak ")]
+    assert len(peaks) == n, r.stdout
+    return peaks
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "alltoall", "reduce_scatter_block", "allgather", "gather"])
+def test_the_memory_guard_bounds_the_real_peak(collective):
+    """`run --check-only` over every algorithm at 16 MiB, P = 3: what each rank grows by (its peak resident memory
+    less that of the same run at 8 bytes) stays within measure.case_bytes, the estimate the guard refuses sizes by,
+    and is not far below it (an estimate 6x too low let `run --sizes 1GiB` reach the OOM killer: the buffers of
+    every algorithm were held to the end)."""
+    from collplan.measure import case_bytes
+    size, P = 16 << 20, 3
+    argv = ["run", "--collective", collective, "--check-only", "--json", "-", "--sizes"]
+    base = max(_peaks(P, argv + ["8"]))
+    grown = max(_peaks(P, argv + [str(size)])) - base
+    bound = case_bytes(collective, P, size)
+    assert 0.35 * bound <= grown <= bound, f"{collective}: grew {grown / 2**20:.0f} MiB, bound {bound / 2**20:.0f} MiB"
+
+
 @pytest.mark.parametrize("abi", ABIS)
 @pytest.mark.parametrize("collective,extra", [
     ("allgather", []), ("alltoall", []), ("allreduce", []), ("allreduce", ["--op", "noncommutative"]), ("barrier", []),

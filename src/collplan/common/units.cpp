@@ -35,8 +35,11 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+// The value is echoed up to 40 characters (as the CLI's option errors, commands/_common.py): a 300-digit size
+// is not repeated whole.
 [[noreturn]] void fail(const char* what, std::string_view text, const char* allowed) {
-    throw Error(std::string(what) + " '" + std::string(text) + "' is invalid (allowed: " + allowed + ")");
+    const std::string shown = text.size() > 40 ? std::string(text.substr(0, 37)) + "..." : std::string(text);
+    throw Error(std::string(what) + " '" + shown + "' is invalid (allowed: " + allowed + ")");
 }
 
 // Length of the leading decimal number (digits, optional fraction, optional exponent); 0 when there is none.

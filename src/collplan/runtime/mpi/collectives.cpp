@@ -20,6 +20,10 @@ namespace collplan::mpi {
 namespace {
 constexpr int kTagWindow = Plan::kTagWindow;  // tags per run; overlapping runs get different windows
 constexpr size_t kMaxPlans = 64;   // per communicator, least recently used dropped first
+// Idle runs (an Execution with its staging and reduction scratch) kept for reuse: at most 4 per plan and 64 MiB
+// per communicator in all. Without the byte limit, `collplan run` over every allreduce algorithm at 64 MiB kept
+// each algorithm's buffers after its request was freed (a rank reached 6x the estimate of measure.case_bytes).
+constexpr uint64_t kMaxIdleBytes = uint64_t{64} << 20;
 }  // namespace
 
 struct CommState {
@@ -49,6 +53,7 @@ struct CommState {
     std::map<std::string, Entry> plans;
     std::map<std::string, std::string> measured;  // parameter=measure: the value timed fastest, by call
     uint64_t hits = 0, misses = 0;
+    uint64_t idle_bytes = 0;  // held by the idle Executions of `plans`
 
     ~CommState() {
         plans.clear();
@@ -273,6 +278,7 @@ struct RequestFactory {
                 auto lru = std::min_element(st->plans.begin(), st->plans.end(), [](const auto& x, const auto& y) {
                     return x.second.last_use < y.second.last_use;
                 });
+                for (const auto& e : lru->second.idle) st->idle_bytes -= e->held_bytes();
                 st->plans.erase(lru);
             }
             it = st->plans.emplace(r->key_, CommState::Entry{std::make_shared<const Plan>(st->dup, sched, shape, ch.mode), {}, 0}).first;
@@ -284,6 +290,7 @@ struct RequestFactory {
         if (!it->second.idle.empty()) {
             r->exec_ = std::move(it->second.idle.back());
             it->second.idle.pop_back();
+            st->idle_bytes -= r->exec_->held_bytes();
         } else {
             r->exec_ = std::make_unique<Execution>(r->plan_);
         }
@@ -309,8 +316,12 @@ Request::~Request() {
     try {
         if (exec_->active()) exec_->wait();
         auto it = state_->plans.find(key_);
-        if (it != state_->plans.end() && it->second.plan == plan_ && it->second.idle.size() < 4)
+        const uint64_t held = exec_->held_bytes();
+        if (it != state_->plans.end() && it->second.plan == plan_ && it->second.idle.size() < 4 &&
+            state_->idle_bytes + held <= kMaxIdleBytes) {
             it->second.idle.push_back(std::move(exec_));
+            state_->idle_bytes += held;
+        }
     } catch (...) {  // destructors do not throw; an abandoned run is cancelled by ~Execution
     }
 }

@@ -118,6 +118,7 @@ public:
     void wait();
     bool active() const { return active_; }
     const Plan& plan() const { return *plan_; }
+    uint64_t held_bytes() const { return tmp_.capacity() + stage_.capacity() + scratch_.capacity(); }
 
 private:
     void reset();
