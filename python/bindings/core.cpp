@@ -191,6 +191,12 @@ void bind_core(nb::module_& m) {
         .def("blocks", [](const Schedule& s, const std::string& b) { return s.blocks(parse_buf(b)); }, "buffer"_a)
         .def_prop_ro("total_ops", &Schedule::total_ops)
         .def_prop_ro("memory_bytes", &Schedule::memory_bytes)
+        .def_prop_ro("ports", [](const Schedule& s) {  // ports the ops name: the largest op.port + 1 (0: none named)
+            int most = -1;
+            for (int r = 0; r < s.ranks(); ++r)
+                for (const Op& op : s.program(r).ops) most = std::max(most, static_cast<int>(op.port));
+            return most + 1;
+        })
         .def("num_ops", &Schedule::num_ops, "rank"_a)
         .def("ops", &ops_list, "rank"_a)
         .def("walk", &walk_events)

@@ -106,6 +106,17 @@ def _resolve(machine, model, network, topology, sched) -> tuple[str, str, str]:
     return spec, _core.check_network(net), topo
 
 
+def _with_ports(spec: str, net: str) -> str:
+    """The model spec with the network's `ports` (what the simulation ran with), for the lower bound: a node's
+    bandwidth bound divides by its ports."""
+    ports = [kv.split("=", 1)[1] for kv in net.split(",") if kv.split("=", 1)[0] == "ports"]
+    if not ports:
+        return spec
+    kind, _, keys = spec.partition(":")
+    kept = [kv for kv in keys.split(",") if kv and kv.split("=", 1)[0] != "ports"]
+    return _core.check_model(f"{kind}:{','.join(kept + ['ports=' + ports[-1]])}")
+
+
 def _override(spec: str) -> str:
     """Later keys win: "a=1,b=2,a=3" -> "b=2,a=3" (machine defaults overridden by the caller)."""
     items: dict[str, str] = {}
@@ -139,7 +150,7 @@ def simulate(sched: _core.Schedule, machine: str | Machine | None = None, model:
         raise CollplanError(f"bins {bins!r} is out of range (allowed: an integer 1..{MAX_BINS})")
     r = _core.simulate(sched, topo, spec, net, fidelity, float(n), int(seed), bool(progress), int(bins),
                        limit_of(max_memory))
-    lb = _core.lower_bound(sched.collective, sched.ranks, topo, spec, float(n))
+    lb = _core.lower_bound(sched.collective, sched.ranks, topo, _with_ports(spec, net), float(n))
     link_bound = max(r["link_bytes"], default=0) * r["link_s_per_byte"]
     return Simulation(collective=sched.collective, algorithm=sched.algorithm, params=sched.params, ranks=sched.ranks,
                       topology=topo, fidelity=fidelity, size_bytes=n, model=spec, network=net,

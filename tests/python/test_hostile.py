@@ -420,3 +420,12 @@ def test_generators_refuse_out_of_range_integers_from_python(call, needle):
     with pytest.raises(CollplanError, match="invalid") as e:
         call(unstructured)
     assert needle in str(e.value)
+
+
+def test_loggp_with_g_and_G_zero_is_logp(files):
+    """g = 0 and G = 0 are a model, not an error (docs/models.md): LogGP at G = 0 is LogP, a message costs 2o + L
+    at any size; the ring allgather on 4 ranks is 3 of them."""
+    p = collplan(EST + ["--model", "loggp:L=1us,o=1us,g=0s,G=0s/B", "--sizes", "1KiB,1MiB", "--json"], files)
+    assert p.returncode == 0, p.stderr
+    times = [r["time_s"] for r in json.loads(p.stdout)["results"]]
+    assert len(times) == 2 and all(abs(t - 9e-6) < 1e-12 for t in times), times

@@ -158,3 +158,25 @@ def test_cli_all_honours_the_root(collective):
         assert r["rank_time_s"] == times(2), r["algorithm"]
         moved += times(2) != times(0)
     assert rows and moved == len(rows)  # at root 0 every one of them finishes its ranks at other times
+
+
+@pytest.mark.parametrize("fidelity", FIDELITIES)
+def test_simulate_defaults_to_the_algorithms_own_ports(fidelity):
+    """torgos names 4 ports (its GOAL export has them); on ib-qdr, whose file names none, simulate uses 4 and says
+    so, the lower bound divides by them too (ratio >= 1); --set ports=1 and a machine that states its ports
+    (a2at-torus: 4 ports, and a2at itself) are kept as given."""
+    s = collplan.schedule("allgather/torgos", topology="torus:4x4")
+    assert s.ports == 4 and collplan.schedule("allgather/ring", ranks=4).ports == 0
+    base = ["simulate", "--collective", "allgather", "--algorithm", "torgos", "--topology", "torus:4x4", "--machine",
+            "ib-qdr", "--fidelity", fidelity, "--size", "64KiB", "--no-progress"]
+    own = _cli(*base)
+    assert own.returncode == 0, own.stderr
+    assert "# allgather/torgos: 4 ports per node, the algorithm's own" in own.stdout
+    one = _cli(*base, "--set", "ports=1", "--json")
+    four = _cli(*base, "--set", "ports=4", "--json")
+    t_one, t_four = (json.loads(p.stdout)["results"][0] for p in (one, four))
+    assert t_four["time_s"] < t_one["time_s"] and t_four["ratio"] >= 1 and t_one["ratio"] >= 1
+    assert f"{collplan._core.format_time(t_four['time_s'])} " in own.stdout  # the default is the 4-port run
+    kept = _cli(*[a if a != "ib-qdr" else "paragon" for a in base], "--json")  # paragon: ports = 1, stated
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout)["results"][0]["network"].count("ports") == 0  # nothing added to its network

@@ -77,15 +77,20 @@ def cmd_simulate(args) -> int:
         scheds = [s for _, s in candidates(problem_of(args, machine.topology), None, sizes, args.max_memory)[0]]
     # one run on a terminal: the simulator's own progress line (events, simulated time); else ours
     own = len(scheds) * len(sizes) == 1 and not args.no_progress and sys.stderr.isatty()
-    rows = []
+    rows, own_ports = [], {}
     with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not own,
                   command="simulate") as bar:
         for s in scheds:
+            ports = _own_ports(s, machine, net)
+            if ports > 1:
+                own_ports[s.algorithm] = ports
             for n in sizes:
                 rows.append(simulate(s, machine=machine, fidelity=args.fidelity, size=n,
-                                     network=net, topology=args.topology or None, seed=args.seed, progress=own,
+                                     network=",".join(x for x in (net, f"ports={ports}" if ports > 1 else "") if x),
+                                     topology=args.topology or None, seed=args.seed, progress=own,
                                      max_memory=args.max_memory))
                 bar.step()
+    args.own_ports = own_ports
     if args.plot:
         from ..simplot import plot_links, plot_times
         if len(rows) == 1:
@@ -97,6 +102,15 @@ def cmd_simulate(args) -> int:
         return 0
     _print(rows, args)
     return 0
+
+
+def _own_ports(s, machine, net: str) -> int:
+    """The ports a node simulates with when neither --set/--network nor the machine file name them: the ones the
+    algorithm's ops use (an all-port torgos or A2AT sends on several at once, as its GOAL export says); 1 for an
+    algorithm that names none. A machine whose file states ports (a2at-torus 4, paragon 1) keeps them."""
+    named = any(kv.split("=", 1)[0].strip() == "ports" for kv in net.split(",") if kv)
+    named = named or "ports" in machine.sources or "ports=" in machine.model or "ports=" in machine.network
+    return 1 if named else max(1, s.ports)
 
 
 def _pct(x: float) -> str:
@@ -122,5 +136,8 @@ def _print(rows, args) -> None:
     if len(rows) == 1:
         print(f"# per-rank completion: min {_core.format_time(min(r0.rank_time_s))}, "
               f"max {_core.format_time(max(r0.rank_time_s))} (rank {r0.critical_rank})")
+    for name, ports in getattr(args, "own_ports", {}).items():
+        print(f"# {printable(name)}: {ports} ports per node, the algorithm's own (the machine names none; "
+              "--set ports=N to change)")
     if args.plot:
         print(f"# plot written to {args.plot}")
