@@ -3,6 +3,7 @@ collective and size, the algorithm the estimate (or a simulator) chooses on a ma
 measured it, against the fastest collplan algorithm measured there -- and against the MPI library's own collective.
 
     .venv/bin/python bench/planner/node16.py [--machine FILE] [--evaluator estimate|loggp|flow] [--data DIR]
+                                             [--measured-only]
 
 The node measured every applicable algorithm once, with its default parameters (`collplan run ... --json`), so a
 choice is timed by its algorithm's measurement (a choice of nway_dissemination[n=3] is timed as the measured
@@ -37,18 +38,32 @@ def measured(path: Path) -> tuple[dict, dict, list[int]]:
     return times, native, sizes
 
 
-def choices(collective: str, ranks: int, machine: str, sizes: list[int], evaluator: str) -> dict[int, str]:
-    """The algorithm the planner picks at each size."""
+def choices(collective: str, ranks: int, machine: str, sizes: list[int], evaluator: str,
+            measured_only: list[str] | None = None) -> dict[int, str]:
+    """The algorithm the planner picks at each size: among every candidate and parameter set (`collplan plan`), or
+    with measured_only, among those algorithms with their default parameters -- what the node measured, so that a
+    choice is timed as what it is (nway_dissemination[n=1] is recursive doubling, not the measured n=auto)."""
+    import collplan
     from collplan.planner import plan
     fidelity = evaluator if evaluator in ("loggp", "flow") else "loggp"
-    p = plan(collective, ranks, None, machine, sizes, "sum", "estimate" if evaluator == "estimate" else "simulate",
-             fidelity, progress=False)
-    return {n: p.choice(n).algorithm for n in sizes}
+    if measured_only is None:
+        p = plan(collective, ranks, None, machine, sizes, "sum", "estimate" if evaluator == "estimate" else "simulate",
+                 fidelity, progress=False)
+        return {n: p.choice(n).algorithm for n in sizes}
+    times = {}
+    for name in measured_only:
+        try:
+            s = collplan.schedule(name, ranks=ranks)
+        except collplan.CollplanError:  # e.g. the gossip algorithms want a grid: the planner on full:P declines them
+            continue
+        times[name] = ([r.time_s for r in collplan.estimate(s, sizes, machine=machine)] if evaluator == "estimate"
+                       else [collplan.simulate(s, machine=machine, fidelity=fidelity, size=n).time_s for n in sizes])
+    return {n: min(times, key=lambda a: times[a][j]) for j, n in enumerate(sizes)}
 
 
-def rows(collective: str, machine: str, evaluator: str, data: Path) -> list[dict]:
+def rows(collective: str, machine: str, evaluator: str, data: Path, measured_only: bool = False) -> list[dict]:
     times, native, sizes = measured(data / f"run_{collective}_openmpi_P16.json")
-    chosen = choices(collective, 16, machine, sizes, evaluator)
+    chosen = choices(collective, 16, machine, sizes, evaluator, sorted(times) if measured_only else None)
     out = []
     for n in sizes:
         best = min((t[n], a) for a, t in times.items() if n in t)
@@ -59,12 +74,14 @@ def rows(collective: str, machine: str, evaluator: str, data: Path) -> list[dict
     return out
 
 
-def summary(machine: str, evaluator: str, data: Path) -> str:
-    lines = [f"Regret of `{evaluator}` on `{Path(machine).name}` against the node's measurements (P = 16, Open MPI):",
+def summary(machine: str, evaluator: str, data: Path, measured_only: bool = False) -> str:
+    among = "the measured algorithms with their default parameters" if measured_only else "every candidate"
+    lines = [f"Regret of `{evaluator}` on `{Path(machine).name}` choosing among {among}, against the node's "
+             "measurements (P = 16, Open MPI):",
              "", "| collective | median | worst | sizes over 1.25 (chosen, measured best) | slower than native |",
              "|---|---:|---:|---|---:|"]
     for c in COLLECTIVES:
-        rs = rows(c, machine, evaluator, data)
+        rs = rows(c, machine, evaluator, data, measured_only)
         reg = [r["regret"] for r in rs if r["regret"] is not None]
         bad = [f"{r['size']} B ({r['choice'].split('/')[1]}, {r['best'].split('/')[1]} {r['regret']:.2f}x)"
                for r in rs if r["regret"] is not None and r["regret"] > 1.25]
@@ -81,11 +98,13 @@ def main() -> int:
     ap.add_argument("--data", default=str(DATA), help="the node's measurements (default ../shared/data/node16)")
     ap.add_argument("--machine", help="machine file (default: the node's calibrate_openmpi_P2.toml)")
     ap.add_argument("--evaluator", default="estimate", choices=["estimate", "loggp", "flow"])
+    ap.add_argument("--measured-only", action="store_true", help="choose among the measured algorithms with their "
+                    "default parameters only (what the node timed), not every parameter set")
     a = ap.parse_args()
     data = Path(a.data)
     if not data.is_dir():
         sys.exit(f"node16.py: no measurements at {data}")
-    print(summary(a.machine or str(data / "calibrate_openmpi_P2.toml"), a.evaluator, data))
+    print(summary(a.machine or str(data / "calibrate_openmpi_P2.toml"), a.evaluator, data, a.measured_only))
     return 0
 
 

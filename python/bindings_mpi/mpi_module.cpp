@@ -413,6 +413,9 @@ void bind_calibrate(nb::module_& m) {
     c.def("burst", [](uintptr_t comm, int peer, uint64_t bytes, int count, int samples, int batch, int warmup) {
         return burst(comm_of(comm), peer, bytes, count, rep(samples, batch, warmup));
     }, "comm"_a, "peer"_a, "bytes"_a, "count"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 3);
+    c.def("exchange", [](uintptr_t comm, int peer, uint64_t bytes, int count, int samples, int batch, int warmup) {
+        return exchange(comm_of(comm), peer, bytes, count, rep(samples, batch, warmup));
+    }, "comm"_a, "peer"_a, "bytes"_a, "count"_a, "samples"_a, "batch"_a = 1, "warmup"_a = 2);
     c.def("overhead", [](uintptr_t comm, int peer, uint64_t bytes, double delay_s, int samples, int warmup) {
         OverheadSamples o = overhead(comm_of(comm), peer, bytes, delay_s, rep(samples, 1, warmup));
         return std::make_pair(o.send_s, o.recv_s);

@@ -272,6 +272,26 @@ def fit_local(sizes, times_s, what: str) -> Fit:
 
 
 # ------------------------------------------------------------------------------------------------ result
+def fit_host(streams: dict, reduce_busy: dict, host_ranks: int, hosts: int) -> dict | None:
+    """The host's channel (the model's host_beta; docs/models.md, "Ranks that share a host"): 1 / the most bytes per
+    second the ranks of one host moved together, over k pairs exchanging at once (streams: {bytes: {k: B/s}}).
+    Written only when at least two pairs ran: one pair cannot say what several share (the max-rate model of Gropp,
+    Olson, Samfass 2016 needs the node's aggregate, not one pair's rate)."""
+    if not streams:
+        return None
+    for m, byk in streams.items():
+        for k, v in byk.items():
+            if not (math.isfinite(v) and v > 0):
+                raise CollplanError(f"calibrate: host rate {v} at {k} pairs of {m} B is invalid (allowed: finite, > 0)")
+    (m_best, k_best), best = max((((m, k), v) for m, byk in streams.items() for k, v in byk.items()),
+                                 key=lambda kv: kv[1])
+    pairs = max(k for byk in streams.values() for k in byk)
+    big = max(streams)
+    return {"ranks": host_ranks, "hosts": hosts, "pairs": pairs, "rate_max": best, "at_bytes": m_best,
+            "at_pairs": k_best, "pair_rate": streams[big].get(1, 0.0), "beta": 1 / best if pairs >= 2 else None,
+            "streams": streams, "reduce_busy": dict(sorted(reduce_busy.items()))}
+
+
 def _medians(table: dict) -> dict:
     return {m: summarize(v, f"samples at {m} B")["median"] for m, v in sorted(table.items())}
 
@@ -299,6 +319,8 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
     gamma = fit_local(list(red), list(red.values()), "reduction fit")
     rho = fit_local(list(cp), list(cp.values()), "copy fit")
     spreads = [(pp[m]["spread"], m) for m in sizes]
+    channel = fit_host(data.get("streams", {}), data.get("reduce_busy", {}), data.get("host_ranks", 0),
+                       data.get("hosts", 1))
     return {
         "ranks": P, "mpi": library, "abi": abi, "host": host, "date": date, "reps": reps, "quick": quick,
         "elapsed_s": elapsed_s, "coarse_sizes": list(coarse),
@@ -309,6 +331,7 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
         "o_send": o_send, "o_recv": o_recv, "reduce": red, "copy": cp,
         "barrier": summarize(data["barrier"], "barrier"), "timer": summarize(data["timer"], "timer"),
         "spread_median": sorted(s for s, _ in spreads)[len(spreads) // 2], "spread_worst": max(spreads),
+        "host_channel": channel, "stream_count": dict(data.get("stream_count", {})),
     }
 
 
@@ -408,20 +431,48 @@ def _sources(r: dict) -> dict:
                  f"{_quality(r['gamma'])}{common}",
         "rho": f"slope of memmove time (the executor's copy) over {r['rho'].n} sizes {r['rho'].x_min:g}.."
                f"{r['rho'].x_max:g} B, all ranks at once; {_quality(r['rho'])}{common}",
+        "cpu": "1: o is CPU time (measured inside MPI_Send and MPI_Recv), so the overheads of a rank's messages take "
+               "turns on its CPU with each other and its local work, as in LogGOPSim (docs/models.md)",
         "topology": "one node per rank, every pair one hop apart (full:P); ranks share one host's memory",
+        **_host_sources(r, common),
         "command": f"mpirun -n {r['ranks']} collplan calibrate" + (" --quick" if r["quick"] else ""),
     }
     return out
 
 
+def _host_sources(r: dict, common: str) -> dict:
+    hc = r.get("host_channel")
+    if not hc:
+        return {}
+    if hc["beta"] is None:
+        return {"host_beta": f"not written: {hc['ranks']} rank(s) on the host, one pair measured ({_fmt_bw(hc['pair_rate'])}); "
+                             "run calibrate with the ranks of a whole host" + common}
+    sizes = sorted(hc["streams"])
+    return {"host_beta": f"1 / the most bytes per second the {hc['ranks']} ranks of rank 0's host moved together: k pairs "
+                         f"(i, {hc['ranks'] // 2} + i) exchanging {r['stream_count'].get(hc['at_bytes'], '?')} messages "
+                         f"each way at once (MPI_Isend/MPI_Irecv/MPI_Waitall), k = 1..{hc['pairs']}, at "
+                         f"{', '.join(format_bytes(m) for m in sizes)}: {_fmt_bw(hc['rate_max'])} at {hc['at_pairs']} pairs of "
+                         f"{format_bytes(hc['at_bytes'])} (one pair: {_fmt_bw(hc['pair_rate'])}); the max-rate model, Gropp, "
+                         f"Olson, Samfass, EuroMPI 2016; docs/models.md{common}",
+            "host_ranks": f"the ranks on rank 0's host (MPI_Comm_split_type SHARED): {hc['ranks']}, on {hc['hosts']} "
+                          f"host(s); consecutive ranks per host assumed{common}"}
+
+
+def _fmt_bw(rate: float) -> str:
+    return f"{rate / 1e9:.3g} GB/s"
+
+
 def _model_table(r: dict, kind: str) -> dict:
     lg = r["loggp"]
     common = {"gamma": fmt_per_byte(r["gamma"].b), "rho": fmt_per_byte(r["rho"].b)}
+    hc = r.get("host_channel")
+    if hc and hc["beta"] is not None:
+        common.update(host_beta=fmt_per_byte(hc["beta"]), host_ranks=str(hc["ranks"]))
     if kind == "hockney":
         return {"kind": "hockney", "alpha": fmt_time(r["hockney"]["alpha"]),
                 "beta": fmt_per_byte(r["hockney"]["beta"]), **common}
     if kind == "loggp":
-        return {"kind": "loggp", **_loggp_keys(lg), **common}
+        return {"kind": "loggp", **_loggp_keys(lg), "cpu": "1", **common}
     raise CollplanError(f"model kind '{kind}' is unknown (allowed: hockney, loggp)")
 
 
@@ -485,6 +536,14 @@ def _calibration_table(r: dict) -> dict:
              o_recv_median_s=[r["o_recv"][m] for m in sorted(r["o_recv"])],
              reduce_sizes_bytes=sorted(r["reduce"]), reduce_median_s=[r["reduce"][m] for m in sorted(r["reduce"])],
              copy_sizes_bytes=sorted(r["copy"]), copy_median_s=[r["copy"][m] for m in sorted(r["copy"])])
+    hc = r.get("host_channel")
+    if hc:
+        sizes = sorted(hc["streams"])
+        t.update(host_ranks=hc["ranks"], hosts=hc["hosts"], stream_sizes_bytes=sizes,
+                 stream_pairs=sorted(hc["streams"][sizes[-1]]),
+                 stream_B_per_s=[[hc["streams"][m][k] for k in sorted(hc["streams"][m])] for m in sizes],
+                 reduce_busy_ranks=list(hc["reduce_busy"]),
+                 reduce_busy_s_per_byte=list(hc["reduce_busy"].values()))
     return t
 
 
@@ -525,6 +584,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:+.1f}%"
 
 
+def _host_report(r: dict) -> list[str]:
+    hc = r.get("host_channel")
+    if not hc:
+        return []
+    big = max(hc["streams"])
+    rates = ", ".join(f"{k}: {hc['streams'][big][k] / 1e9:.3g}" for k in sorted(hc["streams"][big]))
+    busy = ", ".join(f"{k}: {fmt_per_byte(v)}" for k, v in hc["reduce_busy"].items())
+    head = (f"host      host_beta = {fmt_per_byte(hc['beta'])} ({_fmt_bw(hc['rate_max'])} at {hc['at_pairs']} pairs of "
+            f"{format_bytes(hc['at_bytes'])}), host_ranks = {hc['ranks']}" if hc["beta"] is not None else
+            f"host      not measured: {hc['ranks']} rank(s) on the host, one pair (run calibrate with a whole host's ranks)")
+    return [head, f"          k pairs exchanging {format_bytes(big)} (GB/s): {rates}",
+            f"          MPI_Reduce_local with k ranks busy (s/B): {busy}"]
+
+
 def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
     """The human-readable report: fitted values, fit quality, measured vs predicted one-way times."""
     h, lg, pw, line = r["hockney"], r["loggp"], r["hockney"]["piecewise"], r["hockney"]["line"]
@@ -546,6 +619,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
             f"          G fit: {_quality(lg['G_fit'])}",
             f"local     gamma = {fmt_per_byte(r['gamma'].b)} (MPI_Reduce_local, double sum; {_quality(r['gamma'])})",
             f"          rho = {fmt_per_byte(r['rho'].b)} (memmove; {_quality(r['rho'])})",
+            *_host_report(r),
             f"barrier   MPI_Barrier {fmt_time(r['barrier']['median'])} (median; not in the model: the executor's "
             f"barrier is a dissemination of 0-byte messages)",
             f"noise     ping-pong spread (IQR / median): median {100 * r['spread_median']:.1f}%, worst "

@@ -186,6 +186,23 @@ TEST(Estimate, LogGPGapBetweenSends) {
     EXPECT_NEAR(est(s, "full:3", "loggp:L=3us,o=1us,g=4us,G=0.5ns/B", m), expect, 1e-15);
 }
 
+TEST(Estimate, LogGPCpuOverheadsTakeTurns) {
+    // Two ranks each send 3 messages to the other at once, o = 1us > g = 0.1us, L = 1us, 1-byte messages (no G).
+    // Without cpu: the sends are g apart, the last receive done at 2g + 2o + L = 3.2us. With cpu=1 (LogGOPSim): a
+    // rank's CPU sends at 0, 1, 2us; the messages are there at 2, 3, 4us, but the CPU is busy sending until 3us,
+    // so the receive overheads run 3-4, 4-5, 5-6us: 6us, as the loggp simulator has it.
+    Schedule s(Collective::allgather, 2, 1, 2, 0);
+    for (int r = 0; r < 2; ++r) {
+        RankBuilder b(s, r);
+        for (int k = 0; k < 3; ++k) b.send(1 - r, k, {in(0)});
+        for (int k = 0; k < 3; ++k) b.recv(1 - r, k, {out(static_cast<uint32_t>(1 - r))});
+    }
+    const std::string m = "loggp:L=1us,o=1us,g=0.1us,G=1ns/B";
+    EXPECT_NEAR(est(s, "full:2", m, 1), 3.2e-6, 1e-15);
+    EXPECT_NEAR(est(s, "full:2", m + ",cpu=1", 1), 6e-6, 1e-15);
+    EXPECT_EQ(parse_model(m + ",cpu=1")->spec(), "loggp:L=1us,o=1us,g=100ns,G=1ns/B,cpu=1");
+}
+
 TEST(Estimate, BarrierCost) {
     // Rank 0 computes first; everybody then meets at a barrier: done = calc + barrier_s(P).
     const int P = 5;

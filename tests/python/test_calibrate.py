@@ -256,6 +256,47 @@ def test_calibrate_quick_under_mpirun(abi, tmp_path):
     assert all(t > 0 for t in cal_table["pingpong_oneway_median_s"])
 
 
+def test_calibrate_measures_the_host_channel_under_mpirun(tmp_path):
+    """P = 4 on one host: two pairs exchange at once, so host_beta (1 / the most the host moved) and host_ranks go
+    into [model] with their source, cpu = 1 with them, and the report shows the rate per number of pairs."""
+    from test_mpi import mpirun
+    out = tmp_path / "host.toml"
+    r = mpirun("openmpi", 4, [sys.executable, "-m", "collplan", "calibrate", "--quick", "--out", str(out),
+                              "--max-size", "1MiB"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "k pairs exchanging 1MiB (GB/s): 1: " in r.stdout and ", 2: " in r.stdout, r.stdout
+    data = tomllib.loads(out.read_text())
+    model, cal_table = data["model"], data["calibration"]
+    assert model["host_ranks"] == "4" and model["cpu"] == "1", model
+    rates = cal_table["stream_B_per_s"][-1]
+    assert cal_table["stream_pairs"] == [1, 2] and len(rates) == 2 and all(x > 0 for x in rates)
+    assert _core.parse_time(model["host_beta"][:-2]) == pytest.approx(1 / max(max(x) for x in cal_table["stream_B_per_s"]),
+                                                                       rel=1e-6)
+    assert "max-rate model" in data["sources"]["host_beta"]
+    assert "host_beta=" in load_machine(str(out)).model
+
+
+def test_the_host_channel_fit():
+    """fit_host: the most bytes per second over sizes and pairs; one pair alone writes no host_beta (it cannot say
+    what several pairs share); a rate that is not finite and positive is refused."""
+    streams = {65536: {1: 10e9, 2: 18e9, 3: 21e9, 4: 20e9}, 1 << 20: {1: 9e9, 2: 16e9, 3: 19e9, 4: 19.5e9}}
+    h = cal.fit_host(streams, {1: 80e-12, 8: 95e-12}, 8, 1)
+    assert h["beta"] == pytest.approx(1 / 21e9) and (h["at_bytes"], h["at_pairs"], h["pairs"]) == (65536, 3, 4)
+    assert h["pair_rate"] == 9e9  # one pair at the largest size
+    r = synthetic_run(tamper=lambda d: d.update(streams=streams, reduce_busy={1: 80e-12, 8: 95e-12}, host_ranks=8))
+    text = cal.machine_toml(r, "loggp", "synthetic")
+    cal.check_machine_text(text, "synthetic")
+    data = tomllib.loads(text)
+    assert data["model"]["host_ranks"] == "8" and "21 GB/s at 3 pairs of 64KiB" in data["sources"]["host_beta"]
+    one = cal.fit_host({1 << 20: {1: 9e9}}, {}, 2, 1)
+    assert one["beta"] is None
+    r1 = synthetic_run(tamper=lambda d: d.update(streams={1 << 20: {1: 9e9}}, host_ranks=2))
+    data1 = tomllib.loads(cal.machine_toml(r1, "loggp", "synthetic"))
+    assert "host_beta" not in data1["model"] and data1["sources"]["host_beta"].startswith("not written")
+    with pytest.raises(CollplanError, match="host rate nan"):
+        cal.fit_host({8: {1: float("nan")}}, {}, 2, 1)
+
+
 def test_calibrate_json_and_one_rank(tmp_path):
     from test_mpi import mpirun
     r = mpirun("mpich", 2, [sys.executable, "-m", "collplan", "calibrate", "--quick", "--json", "--max-size", "64KiB"])

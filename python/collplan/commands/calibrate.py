@@ -3,8 +3,9 @@
     mpirun -n 2 .venv/bin/collplan calibrate --out mymachine.toml [--model hockney|loggp] [--quick]
 
 Ranks 0 and 1 run ping-pong, message bursts and the overhead kernel between them; every rank runs the local
-reduction and copy kernels at the same time (as in a collective) and the barrier; rank 0 fits, reports and writes
-the file (collplan.calibrate does the fitting; docs/calibration.md explains the methods).
+reduction and copy kernels at the same time (as in a collective) and the barrier; the ranks on rank 0's host then
+exchange in k pairs at once and reduce k at a time (what the host moves together: its channel); rank 0 fits,
+reports and writes the file (collplan.calibrate does the fitting; docs/calibration.md explains the methods).
 """
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ class Run:
         self.rounds = 1 if args.quick else min(ROUNDS, self.reps // 3)
         self.per_round = -(-self.reps // self.rounds)
         self.data: dict = {"pingpong": {}, "burst1": {}, "burstn": {}, "burst_count": {}, "o_send": {},
-                           "o_recv": {}, "reduce": {}, "copy": {}}
+                           "o_recv": {}, "reduce": {}, "copy": {}, "streams": {}, "stream_count": {},
+                           "reduce_busy": {}, "host_ranks": 0, "hosts": 1}
         self.t0 = time.monotonic()
 
     def progress(self, text: str) -> None:
@@ -158,6 +160,48 @@ class Run:
             self.progress(f"{'MPI_Reduce_local (double, sum)' if name == 'reduce' else 'memmove'} at "
                           f"{len(sizes)} sizes")
 
+    def host(self, max_size: int) -> None:
+        """The ranks on rank 0's host (n of them): k pairs (i, n/2 + i), i < k, exchange `count` messages each way at
+        once, k = 1 .. n/2 (powers of two and n/2 beyond 16 pairs), at 64 KiB and 1 MiB (at most --max-size); then
+        MPI_Reduce_local on k ranks at once, k = 1, n/4, n/2, n. Rank 0 keeps, per size and k, the bytes per second
+        the host moved (2 k count m over the slowest pair's median time) and, per k, the reduction's seconds per
+        byte (the slowest rank's median)."""
+        MPI = self.MPI
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.me)
+        try:
+            hosts = self.comm.gather(node.Get_size() if node.Get_rank() == 0 else 0, root=0)
+            mine = node.allreduce(1 if self.me == 0 else 0, op=MPI.SUM) > 0  # rank 0's host
+            n, lr, h = node.Get_size(), node.Get_rank(), MPI._handleof(node)
+            if self.me == 0:
+                self.data["host_ranks"], self.data["hosts"] = n, sum(1 for x in hosts if x)
+            half = n // 2
+            ks = list(range(1, half + 1)) if half <= 16 else sorted({1 << i for i in range(half.bit_length())} | {half})
+            samples = 2 if self.args.quick else 5
+            sizes = sorted({min(m, max_size) for m in ((1 << 20,) if self.args.quick else (64 << 10, 1 << 20))})
+            if mine and half >= 1:
+                for m in sizes:
+                    count = max(2, min(16, BURST_BYTES // max(m, 1)))
+                    for k in ks:
+                        node.Barrier()
+                        peer = lr + half if lr < k else lr - half if half <= lr < half + k else -1
+                        t = self.k.exchange(h, peer, m, count, samples, 1, 1) if peer >= 0 else []
+                        worst = node.reduce(cal.summarize(t)["median"] if t else 0.0, op=MPI.MAX, root=0)
+                        if self.me == 0:
+                            self.data["streams"].setdefault(m, {})[k] = 2 * k * count * m / worst
+                            self.data["stream_count"][m] = count
+                big = min(max_size, 4 << 20)
+                for k in sorted({1, max(1, n // 4), max(1, half), n}):
+                    node.Barrier()
+                    t = self.k.reduce_local(big, samples, 1, 1) if lr < k else []
+                    worst = node.reduce(cal.summarize(t)["median"] if t else 0.0, op=MPI.MAX, root=0)
+                    if self.me == 0:
+                        self.data["reduce_busy"][k] = worst / big
+        finally:
+            node.Free()
+        self.comm.Barrier()
+        self.progress(f"host: k pairs exchanging at once, k = 1..{max(1, self.data['host_ranks'] // 2)}; "
+                      "MPI_Reduce_local on k ranks at once")
+
     def barrier(self) -> None:
         self.data["barrier"] = self.k.barrier(self.h, self.reps, 10, 10)
         self.data["timer"] = self.k.timer(self.reps, 1000)
@@ -196,6 +240,7 @@ def measure(MPI, comm, kernels, args, max_size: int) -> Run:
     osizes = [m for m in sizes if m <= (eager if eager is not None else 4096)]
     run.overheads(osizes[:: 2 if len(osizes) > 8 else 1])
     run.local(_local_sizes(max_size, args.quick))
+    run.host(max_size)
     run.barrier()
     return run
 

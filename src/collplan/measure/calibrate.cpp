@@ -97,6 +97,22 @@ std::vector<double> burst(MPI_Comm comm, int peer, uint64_t bytes, int count, Re
     return {};
 }
 
+std::vector<double> exchange(MPI_Comm comm, int peer, uint64_t bytes, int count, Repeat r) {
+    if (count < 1 || count > 4096) throw Error("exchange count " + std::to_string(count) + " is invalid (allowed: 1..4096)");
+    initiator(comm, peer);  // checks the peer
+    const int n = as_count(bytes);
+    std::vector<char> out(bytes + 1, 1), in(static_cast<size_t>(bytes) * static_cast<size_t>(count) + 1, 0);
+    std::vector<MPI_Request> reqs(2 * static_cast<size_t>(count));
+    return timed(r, [&] {
+        for (int k = 0; k < count; ++k)
+            check(MPI_Irecv(in.data() + static_cast<size_t>(k) * bytes, n, MPI_BYTE, peer, kTag, comm, &reqs[k]),
+                  "MPI_Irecv");
+        for (int k = 0; k < count; ++k)
+            check(MPI_Isend(out.data(), n, MPI_BYTE, peer, kTag, comm, &reqs[count + k]), "MPI_Isend");
+        check(MPI_Waitall(2 * count, reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    });
+}
+
 // Per message: the peer sends a 0-byte "go", then waits delay_s and times its MPI_Recv of the data (which has
 // arrived by then); the initiator, on "go", times its MPI_Send of the data. Only meaningful for eager messages
 // (a rendezvous send waits for the receiver, so it includes the delay).

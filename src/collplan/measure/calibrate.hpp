@@ -12,6 +12,10 @@
 //   burst        `count` back-to-back MPI_Send of `bytes` to the peer, which receives them all and answers with a
 //                0-byte ack; the time from the first send to the ack (Kielmann et al. 2000: the gap from the
 //                saturation of a burst; count = 1 gives the reference one-way + ack)
+//   exchange     `count` messages of `bytes` each way between this rank and the peer at once (MPI_Irecv and
+//                MPI_Isend of all of them, then MPI_Waitall), per iteration; both ranks get samples. Run by k
+//                pairs at the same time it gives what a host moves with 2k streams (calibrate's host channel,
+//                after the max-rate model of Gropp, Olson, Samfass 2016)
 //   overhead     the time spent inside MPI_Send (sender) and inside MPI_Recv of a message that has already
 //                arrived (receiver: it first waits `delay_s`), per message (Kielmann et al. 2000: o_s(m), o_r(m))
 //   reduce_local MPI_Reduce_local(src, dst, bytes / 8, MPI_DOUBLE, MPI_SUM): what the executor does for a reduce op
@@ -39,6 +43,7 @@ struct OverheadSamples {
 
 std::vector<double> pingpong(MPI_Comm comm, int peer, uint64_t bytes, Repeat r);
 std::vector<double> burst(MPI_Comm comm, int peer, uint64_t bytes, int count, Repeat r);
+std::vector<double> exchange(MPI_Comm comm, int peer, uint64_t bytes, int count, Repeat r);
 OverheadSamples overhead(MPI_Comm comm, int peer, uint64_t bytes, double delay_s, Repeat r);
 std::vector<double> reduce_local(uint64_t bytes, Repeat r);
 std::vector<double> copy(uint64_t bytes, Repeat r);

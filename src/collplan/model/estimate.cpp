@@ -52,6 +52,7 @@ private:
     void complete(int r, uint32_t k, double t);
     void start(int r, uint32_t k, double t);
     void start_message(int r, uint32_t k, double t);
+    void arrive(int r, uint32_t k, double t);
     double& port(int node, bool send, int hint);
     void arrive_barrier(int r, uint32_t k, double t);
     [[noreturn]] void report_stuck() const;
@@ -69,6 +70,7 @@ private:
     std::vector<RankCursor> cur_;    // readiness: groups and explicit dependencies (schedule/walk.hpp)
     std::vector<uint32_t> ready_;    // scratch: the ops a completion makes ready
     std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
+    std::vector<double> host_free_;              // per host: when its channel has moved every byte booked so far
     BarrierRendezvous<double> barriers_;         // the time of a barrier: its latest ready time
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
 };
@@ -84,6 +86,7 @@ Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& mod
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
     if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
+    if (model.host_beta > 0) host_free_.assign(static_cast<size_t>(model.host_of(P_ - 1)) + 1, 0.0);
 }
 
 Estimate Simulation::run() {
@@ -138,6 +141,7 @@ void Simulation::complete(int r, uint32_t k, double t) {
 // A start request: a local op takes the CPU, a send (with its matched recv) takes one port at each end.
 void Simulation::start(int r, uint32_t k, double t) {
     const Op& op = s_.program(r).ops[k];
+    if (op.kind == OpKind::recv) return arrive(r, k, t);  // its message is there: the receive overhead
     state_[at(r, k)] = kStarted;
     if (op.kind == OpKind::send) return start_message(r, k, t);
     const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
@@ -159,11 +163,31 @@ void Simulation::start_message(int r, uint32_t k, double t) {
     const MessageTime mt = model_.message(bytes, topo_.distance(r, j));
     double& send_port = port(r, true, op.port);
     double& recv_port = port(j, false, s_.program(j).ops[p].port);
-    const double begin = std::max({t, send_port, recv_port});
+    RankState& sender = ranks_[r];
+    const double begin = std::max({t, send_port, recv_port, mt.send_cpu > 0 ? sender.cpu_free : 0.0});
     send_port = begin + mt.send_busy;
     recv_port = begin + mt.recv_busy;
+    if (mt.send_cpu > 0) sender.cpu_free = begin + mt.send_cpu;
+    double recv_done = begin + mt.recv_done;
+    if (model_.shares_host(r, j)) {  // the host's channel moves its bytes after every byte booked before them,
+        // from the end of the message's start-up on (its zero-byte time): T = start-up + max(pair, channel)
+        const double startup = model_.message(0, topo_.distance(r, j)).recv_done;
+        double& channel = host_free_[static_cast<size_t>(model_.host_of(r))];
+        channel = std::max(channel, begin + startup) + bytes * model_.host_beta;
+        recv_done = std::max(recv_done, channel);
+    }
     push(begin + mt.send_done, false, r, k);
-    push(begin + mt.recv_done, false, j, p);
+    // with a receive overhead on the CPU (LogGP): the message arrives that much before, and the overhead runs when
+    // it is there and the receiver's CPU is free (arrive); else the receive completes at recv_done
+    if (mt.recv_cpu > 0) push(recv_done - mt.recv_cpu, true, j, p);
+    else push(recv_done, false, j, p);
+}
+
+void Simulation::arrive(int r, uint32_t k, double t) {
+    const double cpu = model_.message(static_cast<double>(s_.op(r, k).units) * m_, 1).recv_cpu;
+    RankState& rs = ranks_[r];
+    rs.cpu_free = std::max(t, rs.cpu_free) + cpu;
+    push(rs.cpu_free, false, r, k);
 }
 
 // The free time of the port a message uses: the op's port (modulo ports) or the earliest free one.
@@ -207,7 +231,7 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
     // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
-    job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (160 + 16.0 * std::max(1, model.ports)),
+    job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (168 + 16.0 * std::max(1, model.ports)),
                        "estimate of " + s.subject());
     return Simulation(s, topo, model, m, job).run();
 }

@@ -18,7 +18,7 @@
 namespace collplan {
 namespace {
 
-enum class Unit : uint8_t { time, per_byte, size, count, flag };
+enum class Unit : uint8_t { time, per_byte, size, count, flag, ranks };
 
 // A model-specific key; its value lives in AnalyticModel::values at the key's position.
 struct KeyDef {
@@ -28,7 +28,7 @@ struct KeyDef {
 };
 
 // A common key: a field of Model.
-enum class Field : uint8_t { gamma, rho, ports, duplex, barrier, barrier_per_dim };
+enum class Field : uint8_t { gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks };
 struct CommonKey {
     const char* name;
     Unit unit;
@@ -46,6 +46,8 @@ double get_field(const Model& m, Field f) {
         case Field::duplex: return m.duplex ? 1 : 0;
         case Field::barrier: return m.barrier_fixed_s;
         case Field::barrier_per_dim: return m.barrier_per_dim_s;
+        case Field::host_beta: return m.host_beta;
+        case Field::host_ranks: return m.host_ranks;
     }
     return 0;
 }
@@ -58,6 +60,8 @@ void set_field(Model& m, Field f, double v) {
         case Field::duplex: m.duplex = v != 0; break;
         case Field::barrier: m.barrier_fixed_s = v; break;
         case Field::barrier_per_dim: m.barrier_per_dim_s = v; break;
+        case Field::host_beta: m.host_beta = v; break;
+        case Field::host_ranks: m.host_ranks = static_cast<int>(v); break;
     }
 }
 
@@ -67,7 +71,9 @@ std::vector<CommonKey> common_keys(const std::string& kind) {
             {"ports", Unit::count, Field::ports, 1},
             {"duplex", Unit::flag, Field::duplex, 1},
             {"barrier", Unit::time, Field::barrier, -1},
-            {kind == "circuit" ? "q" : "barrier_per_dim", Unit::time, Field::barrier_per_dim, -1}};
+            {kind == "circuit" ? "q" : "barrier_per_dim", Unit::time, Field::barrier_per_dim, -1},
+            {"host_beta", Unit::per_byte, Field::host_beta, 0},
+            {"host_ranks", Unit::ranks, Field::host_ranks, 0}};
 }
 
 // Shared part of the four models: the kind, its own keys and their values, and spec().
@@ -134,13 +140,16 @@ public:
                                   {"o", Unit::time, true},
                                   {"g", Unit::time, true},
                                   {"G", Unit::per_byte, true},
-                                  {"O", Unit::per_byte, false}}) {}
+                                  {"O", Unit::per_byte, false},
+                                  {"cpu", Unit::flag, false}}) {}
     MessageTime message(double bytes, int) const override {
         const double L = values[0], o = values[1], g = values[2], G = values[3], O = values[4];
         const double body = std::max(0.0, bytes - 1) * G;  // (m-1) G; a 0-byte message has no body
         const double overhead = o + bytes * O;              // o at each end, plus O per byte (LogGOPS)
         const double gap = std::max(g, body);
-        return {overhead + body, overhead + body + L + overhead, gap, gap};
+        // cpu=1: the CPU is busy for o (+ m O) per message at each end (Culler et al. 1993; LogGOPSim's nexto)
+        const double cpu = values[5] != 0 ? overhead : 0;
+        return {overhead + body, overhead + body + L + overhead, gap, gap, cpu, cpu};
     }
     double startup_s() const override { return values[0] + 2 * values[1]; }
     double per_byte_s() const override { return values[3]; }
@@ -176,7 +185,8 @@ std::string format_value(double v, Unit unit) {
             if (v == std::floor(v) && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v)) + "B";
             return format_number(v) + "B";
         case Unit::count:
-        case Unit::flag: return format_number(v);
+        case Unit::flag:
+        case Unit::ranks: return format_number(v);
     }
     return format_number(v);
 }
@@ -234,6 +244,14 @@ double parse_value(const std::string& text, Unit unit) {
         case Unit::flag:
             if (text == "0" || text == "1") return text == "1" ? 1 : 0;
             throw Error("flag '" + text + "' is invalid (allowed: 0 or 1)");
+        case Unit::ranks: {
+            const bool digits = !text.empty() && text.size() <= 10 &&
+                                std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+            const long long v = digits ? std::stoll(text) : 0;
+            if (v < 1 || v > 2147483647)
+                throw Error("ranks '" + text + "' is invalid (allowed: an integer 1..2147483647)");
+            return static_cast<double>(v);
+        }
     }
     return 0;
 }

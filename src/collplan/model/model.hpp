@@ -6,12 +6,16 @@
 //       T(m,h) = startup + ceil(m/flit)*flit_time + h*hop_time   (Juurlink, Rao, Sibeyn, gossip paper sec. 2)
 //   circuit:lambda=177.5us,tau=0.394us/B,delta=51.5us[,rho=0.54us/B][,q=750us][,gamma=..]
 //       T(m) = lambda + m*tau + delta; shuffle m*rho; barrier Q  (Nicol & Bokhari, sec. 2.1 and 4)
-//   loggp:L=..,o=..,g=..,G=..[,O=..][,ports=1][,gamma=..]
-//       T(m) = o + (m-1)*G + L + o; injection gap max(g, (m-1)*G)  (Alexandrov et al. 1995)
+//   loggp:L=..,o=..,g=..,G=..[,O=..][,cpu=0][,ports=1][,gamma=..]
+//       T(m) = o + (m-1)*G + L + o; injection gap max(g, (m-1)*G)  (Alexandrov et al. 1995); cpu=1: the
+//       overheads o + m*O also occupy the ranks' CPUs, shared with local ops (LogGOPSim's semantics)
 // Common keys: ports (send/receive ports per node, all-port = degree), duplex (1: a port sends and receives
 // at once; 0: the Paragon case, a node cannot send and receive at the same time), gamma (reduction time per
 // byte), rho (copy time per byte), barrier (time of a global barrier; default: ceil(log2 P) rounds of the
-// zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d).
+// zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d), host_beta and host_ranks (the ranks of one host
+// share its memory: every message between two of them also passes through the host's channel of host_beta seconds
+// per byte; host_ranks consecutive ranks per host, 0 = all on one; the max-rate model of Gropp, Olson, Samfass,
+// "Modeling MPI communication performance on SMP nodes", EuroMPI 2016; docs/models.md "Ranks that share a host").
 #pragma once
 #include <map>
 #include <memory>
@@ -27,6 +31,8 @@ struct MessageTime {
     double recv_done;   // the receiver's op completes
     double send_busy;   // how long the sender's port stays occupied
     double recv_busy;   // how long the receiver's port stays occupied
+    double send_cpu = 0;  // LogGP: the sender's CPU is busy this long from the start (o + m O), ...
+    double recv_cpu = 0;  // ... and the receiver's for the last this-long of the message (its o + m O)
 };
 
 class Model {
@@ -48,6 +54,12 @@ public:
     double rho = 0;       // s/B local copy
     double barrier_fixed_s = -1;   // >= 0: fixed barrier time
     double barrier_per_dim_s = -1; // >= 0: barrier time per log2(P) (circuit's Q(d) = q*d)
+    double host_beta = 0;          // s/B through a host's shared channel, all its ranks' messages together (0: none)
+    int host_ranks = 0;            // consecutive ranks per host (0: every rank on one host)
+
+    // The host of a rank, and whether a message between two ranks goes through a host's channel (then its host).
+    int host_of(int rank) const { return host_ranks > 0 ? rank / host_ranks : 0; }
+    bool shares_host(int a, int b) const { return host_beta > 0 && host_of(a) == host_of(b); }
 };
 
 // "hockney:alpha=1us,beta=1ns/B" -> model; throws Error naming the bad key/value and the allowed ones.

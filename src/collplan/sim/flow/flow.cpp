@@ -13,6 +13,10 @@
 // every link of the reverse route (SimGrid's network/crosstraffic, the acks, c = 0.05 there). A link's usage is then
 // the sum of w (forward) and c w (reverse) over its unfrozen flows, its share cap / usage, and a flow frozen at
 // share s gets the rate s w. With the defaults (w = 1, c = 0) the usage is the flow count, exactly as before.
+//
+// Ranks that share a host (the model's host_beta): each host is one more shared resource of capacity 1 / host_beta
+// after the topology's links, on the route of every flow between two of its ranks (max-min shared like a link, not
+// counted in the link statistics): the max-rate model's node limit (docs/models.md, "Ranks that share a host").
 #include "collplan/sim/flow/flow.hpp"
 
 #include <algorithm>
@@ -35,6 +39,7 @@ struct Flow {
     Time finish;
     bool frozen = false;
     uint32_t back_len = 0;            // links of the reverse route
+    uint32_t host_len = 0;            // 1: the flow's host resource follows (ranks that share a host)
     double weight = 1;                // max-min weight (sharing=rtt: 1 / hops)
 };
 
@@ -56,12 +61,17 @@ private:
     std::span<const int32_t> back(const Flow& f) const {
         return {routes_.data() + f.route_begin + f.route_len, f.back_len};
     }
+    std::span<const int32_t> host(const Flow& f) const {
+        return {routes_.data() + f.route_begin + f.route_len + f.back_len, f.host_len};
+    }
 
     const Topology& topo_;
     const Model& model_;
     SimQueue& q_;
     Host& host_;
     const double ps_per_byte_;      // link time per byte
+    const double host_ps_per_byte_; // a host's channel time per byte (0: none); its resource id: links + host
+    const int32_t links_;           // the topology's links (ids below are links, above hosts)
     const bool rtt_;                // sharing=rtt
     const double cross_;            // crosstraffic fraction (0: none)
     std::vector<Flow> flows_;       // active flows (unordered)
@@ -85,18 +95,20 @@ private:
 FlowNet::FlowNet(const Topology& topo, const Model& model, const NetParams& net, SimQueue& q, Host& host, int bins)
     : topo_(topo), model_(model), q_(q), host_(host),
       ps_per_byte_((net.link_s_per_byte > 0 ? net.link_s_per_byte : model.per_byte_s()) * 1e12),
+      host_ps_per_byte_(model.host_beta * 1e12), links_(topo.num_links()),
       rtt_(net.sharing == Sharing::rtt), cross_(net.crosstraffic),
       dirs_(direction_classes(topo)), timeline_(static_cast<int>(dirs_.names.size()), bins),
       per_class_(dirs_.names.size(), 0.0) {
     if (!(ps_per_byte_ > 0))
         throw Error("simulate flow: link bandwidth is infinite (model per-byte time 0); give link_bw in the network spec");
     const auto L = static_cast<size_t>(topo.num_links());
-    cap_.assign(L, 0.0);
-    usage_.assign(L, 0.0);
-    count_.assign(L, 0);
-    left_.assign(L, 0);
-    mark_.assign(L, 0);
-    offset_.assign(L + 1, 0);
+    const size_t R = L + (model.host_beta > 0 ? static_cast<size_t>(model.host_of(topo.nodes() - 1)) + 1 : 0);
+    cap_.assign(R, 0.0);
+    usage_.assign(R, 0.0);
+    count_.assign(R, 0);
+    left_.assign(R, 0);
+    mark_.assign(R, 0);
+    offset_.assign(R + 1, 0);
     link_bytes_.assign(L, 0.0);
 }
 
@@ -136,6 +148,10 @@ void FlowNet::begin(uint32_t id, Time t) {
         for (const Link& l : topo_.route(m.dst, m.src)) routes_.push_back(l.id);
         f.back_len = static_cast<uint32_t>(routes_.size()) - f.route_begin - f.route_len;
     }
+    if (model_.shares_host(m.src, m.dst)) {
+        routes_.push_back(links_ + model_.host_of(m.src));
+        f.host_len = 1;
+    }
     f.finish = t;
     flows_.push_back(f);
     schedule_update(t);
@@ -174,7 +190,7 @@ void FlowNet::update(Time t) {
         for (Flow& f : flows_) {
             const uint32_t b = static_cast<uint32_t>(pool.size());
             pool.insert(pool.end(), routes_.begin() + f.route_begin,
-                        routes_.begin() + f.route_begin + f.route_len + f.back_len);
+                        routes_.begin() + f.route_begin + f.route_len + f.back_len + f.host_len);
             f.route_begin = b;
         }
         routes_.swap(pool);
@@ -198,9 +214,13 @@ void FlowNet::rates() {
             if (count_[l]++ == 0) touched_.push_back(l);
         for (int32_t l : back(f))
             if (count_[l]++ == 0) touched_.push_back(l);
+        for (int32_t l : host(f))
+            if (count_[l]++ == 0) touched_.push_back(l);
     }
     uint32_t total = 0;
-    for (int32_t l : touched_) offset_[l] = total, total += count_[l], cap_[l] = 1.0 / ps_per_byte_, usage_[l] = 0;
+    for (int32_t l : touched_)
+        offset_[l] = total, total += count_[l], usage_[l] = 0,
+        cap_[l] = 1.0 / (l < links_ ? ps_per_byte_ : host_ps_per_byte_);
     members_.resize(total);
     for (uint32_t i = 0; i < flows_.size(); ++i) {
         Flow& f = flows_[i];
@@ -212,6 +232,10 @@ void FlowNet::rates() {
         for (int32_t l : back(f)) {
             members_[offset_[l]++] = i;
             usage_[l] += cross_ * f.weight;
+        }
+        for (int32_t l : host(f)) {
+            members_[offset_[l]++] = i;
+            usage_[l] += f.weight;
         }
     }
     for (int32_t l : touched_) offset_[l] -= count_[l];  // back to the start of each link's run
@@ -246,6 +270,7 @@ void FlowNet::rates() {
                 };
                 for (int32_t o : route(f)) take(o, 1.0);
                 for (int32_t o : back(f)) take(o, cross_);
+                for (int32_t o : host(f)) take(o, 1.0);
             }
         }
         for (int32_t o : changed_) {

@@ -11,6 +11,10 @@
 //   - arrival at t on the receiver (once nexto[c] <= t and nextgr[n] <= t, with the sender's c and n, else re-queued):
 //       nexto[c] = t + o + max(b O, b G), nextgr[n] = t + g + b G; it completes the oldest posted matching recv,
 //       or waits in the unexpected queue.
+//   - ranks that share a host (the model's host_beta, collplan only): a message between two of them also books
+//       s host_beta on the host's channel from its arrival at t + o + L on, after every byte booked before it
+//       (channel = max(channel, t + o + L) + s host_beta), and arrives no earlier than channel - max(b O, b G):
+//       its receive ends no earlier than channel + o (the estimate's rule, docs/models.md).
 //   - recv at t: completes at t if its message is in the unexpected queue (the o was paid at arrival), else it is
 //       posted and waits for the arrival.
 //   - copy/reduce/calc: on CPU c for the model's copy_s/reduce_s/calc_s of its bytes.
@@ -133,6 +137,7 @@ private:
     std::vector<TimedCursor> cur_;
     const size_t stride_;
     std::vector<Time> clock_;
+    std::vector<Time> host_free_;  // per host (model host_beta): when its channel has moved every byte booked so far
     Matcher match_;
     std::vector<uint32_t> matching_;  // per rank: queued events that post to its matching (messages to it, its recvs)
     Time now_;                        // the time of the event being handled
@@ -154,6 +159,7 @@ LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, 
     cur_.reserve(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
+    if (model_.host_beta > 0) host_free_.assign(static_cast<size_t>(model_.host_of(P_ - 1)) + 1, Time::zero());
     matching_.assign(static_cast<size_t>(P_), 0);
 }
 
@@ -322,7 +328,13 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
     msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
     ++messages_;
-    q_.push(t + p_.o + p_.L, Ev{m, static_cast<uint32_t>(o.peer), kMsg});
+    Time arrival = t + p_.o + p_.L;
+    if (model_.shares_host(r, o.peer)) {  // its receive completes no earlier than the host's channel moved its bytes
+        Time& channel = host_free_[static_cast<size_t>(model_.host_of(r))];
+        channel = max(channel, arrival) + Time::seconds(static_cast<double>(s) * model_.host_beta);
+        arrival = max(arrival, channel - max(b.O, b.G));
+    }
+    q_.push(arrival, Ev{m, static_cast<uint32_t>(o.peer), kMsg});
     ++matching_[o.peer];
     if (static_cast<int64_t>(s) <= p_.S) complete(r, k, nexto(r, c));
 }
