@@ -3,7 +3,7 @@ collective and size, the algorithm the estimate (or a simulator) chooses on a ma
 measured it, against the fastest collplan algorithm measured there -- and against the MPI library's own collective.
 
     .venv/bin/python bench/planner/node16.py [--machine FILE] [--evaluator estimate|loggp|flow] [--data DIR]
-                                             [--measured-only]
+                                             [--measured-only] [--cpu]
 
 The node measured every applicable algorithm once, with its default parameters (`collplan run ... --json`), so a
 choice is timed by its algorithm's measurement (a choice of nway_dissemination[n=3] is timed as the measured
@@ -98,13 +98,24 @@ def main() -> int:
     ap.add_argument("--data", default=str(DATA), help="the node's measurements (default ../shared/data/node16)")
     ap.add_argument("--machine", help="machine file (default: the node's calibrate_openmpi_P2.toml)")
     ap.add_argument("--evaluator", default="estimate", choices=["estimate", "loggp", "flow"])
+    ap.add_argument("--cpu", action="store_true", help="score the machine file with cpu = 1 in its [model], as "
+                    "`collplan calibrate` writes it now (the node's file predates the key)")
     ap.add_argument("--measured-only", action="store_true", help="choose among the measured algorithms with their "
                     "default parameters only (what the node timed), not every parameter set")
     a = ap.parse_args()
     data = Path(a.data)
     if not data.is_dir():
         sys.exit(f"node16.py: no measurements at {data}")
-    print(summary(a.machine or str(data / "calibrate_openmpi_P2.toml"), a.evaluator, data, a.measured_only))
+    machine = a.machine or str(data / "calibrate_openmpi_P2.toml")
+    if a.cpu:
+        import tempfile
+        text = Path(machine).read_text()
+        if "[model]\n" not in text or "\ncpu = " in text:
+            sys.exit(f"node16.py: --cpu needs a machine file with a [model] table and no cpu key: {machine}")
+        tmp = Path(tempfile.mkdtemp()) / Path(machine).name
+        tmp.write_text(text.replace("[model]\n", '[model]\ncpu = "1"\n', 1))
+        machine = str(tmp)
+    print(summary(machine, a.evaluator, data, a.measured_only))
     return 0
 
 
