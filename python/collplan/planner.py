@@ -23,6 +23,7 @@ from .api import (COLLECTIVES, _ranks_and_topology, algorithms, describe, intege
 from .limits import max_memory as limit_of
 from .machines import Machine, resolve_machine
 from .progress import Progress
+from .sweep import Sweep
 
 EVALUATORS = ("estimate", "simulate", "measure")
 # From the collective descriptors (api.COLLECTIVES: src/collplan/schedule/collective.hpp), in the core's order.
@@ -236,29 +237,33 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
 
 # ------------------------------------------------------------------------------------------- evaluators
 def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True,
-                   max_memory=None) -> list[list[float]]:
-    limit = limit_of(max_memory)
-    out = []
-    with Progress("candidates estimated", len(scheds), progress) as bar:
-        for i, s in enumerate(scheds):
-            out.append(list(_core.estimate(s, topology, model, [float(n) for n in sizes], limit)))
-            bar.step(i + 1)
-    return out
+                   max_memory=None, sweep: Sweep | None = None) -> list[list[float]]:
+    """Every candidate's estimate at every size. Under mpirun (sweep) the (candidate, size) estimates are split
+    over the ranks: one walk per size either way, and the largest candidate (the ring, at large P) spreads too."""
+    limit, sweep, k = limit_of(max_memory), sweep or Sweep(), len(sizes)
+    if sweep.size == 1:
+        with Progress("candidates estimated", len(scheds), progress) as bar:
+            return sweep.run(len(scheds), lambda i: list(_core.estimate(scheds[i], topology, model,
+                                                                        [float(n) for n in sizes], limit)), bar.step)
+    mine = len(sweep.mine(len(scheds) * k))
+    with Progress(f"estimates (this rank's {mine} of {len(scheds) * k})", mine, progress and sweep.rank == 0) as bar:
+        flat = sweep.run(len(scheds) * k, lambda x: _core.estimate(scheds[x // k], topology, model,
+                                                                    [float(sizes[x % k])], limit)[0], bar.step)
+    return [flat[i * k:(i + 1) * k] for i in range(len(scheds))]
 
 
 def price_simulate(scheds, sizes, machine: str | Machine, fidelity: str, topology: str, progress: bool = True,
-                   max_memory=None):
+                   max_memory=None, sweep: Sweep | None = None):
+    """Every candidate simulated at every size; under mpirun (sweep) the (candidate, size) runs are split."""
     from .sim import simulate
-    out = []
-    with Progress(f"simulated ({fidelity})", len(scheds) * len(sizes), progress) as bar:
-        for i, s in enumerate(scheds):
-            row = []
-            for j, n in enumerate(sizes):
-                row.append(simulate(s, machine=machine, fidelity=fidelity, size=n, topology=topology,
-                                    max_memory=max_memory).time_s)
-                bar.step(i * len(sizes) + j + 1)
-            out.append(row)
-    return out
+    sweep, k = sweep or Sweep(), len(sizes)
+    mine = len(sweep.mine(len(scheds) * k))
+    label = f"simulated ({fidelity})" + (f", this rank's {mine} of {len(scheds) * k}" if sweep.size > 1 else "")
+    with Progress(label, mine, progress and sweep.rank == 0) as bar:
+        flat = sweep.run(len(scheds) * k, lambda x: simulate(
+            scheds[x // k], machine=machine, fidelity=fidelity, size=sizes[x % k], topology=topology,
+            max_memory=max_memory).time_s, bar.step)
+    return [flat[i * k:(i + 1) * k] for i in range(len(scheds))]
 
 
 # ------------------------------------------------------------------------------------------- thresholds
@@ -318,17 +323,18 @@ def _range(plan: Plan, lo: int, w: int, idx: list[int]) -> Range:
 # ------------------------------------------------------------------------------------------- the planner
 def plan(collective: str, ranks: int | None = None, topology: str | None = None, machine: str = "",
          sizes="8B..1MiB", op: str = "sum", evaluator: str = "estimate", fidelity: str = "loggp",
-         progress: bool = True, max_memory=None, root: int = 0) -> Plan:
+         progress: bool = True, max_memory=None, root: int = 0, sweep: Sweep | None = None) -> Plan:
     """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured). Sizes
     as collective.hpp's descriptors say (allgatherv and reduce_scatter: the bytes of each rank's part, planned
-    with even counts); `root` for bcast, reduce, gather and scatter; `op` for the reductions."""
+    with even counts); `root` for bcast, reduce, gather and scatter; `op` for the reductions. `sweep`
+    (collplan.sweep.world() under mpirun) splits the pricing over the ranks; every rank returns the same plan."""
     if evaluator not in ("estimate", "simulate"):
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
     m = resolve_machine(machine) if machine else machine  # read once; setup refuses none
     plan_, scheds = setup(collective, ranks, topology, m, sizes, op, evaluator, max_memory, root)
     if evaluator == "estimate":
-        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory)
+        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory, sweep)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
 
         def refine(a: int, b: int, m: int):
@@ -337,7 +343,7 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
             return ta, tb
         plan_.ranges = threshold_table(plan_, refine)
     else:
-        plan_.times = price_simulate(scheds, plan_.sizes, m, fidelity, plan_.topology, progress, max_memory)
+        plan_.times = price_simulate(scheds, plan_.sizes, m, fidelity, plan_.topology, progress, max_memory, sweep)
         plan_.evaluator = f"simulate ({fidelity})"
         plan_.ranges = threshold_table(plan_)
     return plan_

@@ -43,6 +43,13 @@ TEST(Units, SizeRejects) {
     EXPECT_EQ(parse_size_bytes("2TiB"), uint64_t{2} << 40);
     EXPECT_EQ(parse_size_bytes("3TB"), 3000000000000u);
     EXPECT_THROW(parse_size_bytes("20000000TiB"), Error);  // beyond 2^64
+    // a long value is echoed cut, never inside a UTF-8 character (a property test found a message Python could
+    // not decode): 36 digits, then euro signs of 3 bytes each -- the cut backs off to the 36 digits
+    const std::string euro = "\xE2\x82\xAC", digits(36, '0');
+    msg = error_of(+[](const std::string& t) { (void)parse_size_bytes(t); }, digits + euro + euro + euro);
+    EXPECT_EQ(msg.rfind("size '" + digits + "...' is invalid", 0), 0u) << msg;
+    msg = error_of(+[](const std::string& t) { (void)parse_size_bytes(t); }, std::string(300, '1'));
+    EXPECT_EQ(msg.rfind("size '" + std::string(37, '1') + "...' is invalid", 0), 0u) << msg;
 }
 
 TEST(Units, Times) {

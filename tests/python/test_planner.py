@@ -257,3 +257,40 @@ def test_the_plan_figure_keeps_its_promises():
     assert sorted(t.get_text() for t in names) == sorted(r.winner.label() for r in p.ranges)
     boxes = [t.get_window_extent(renderer) for t in names]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+# --- under mpirun: the candidates split over the ranks (collplan.sweep) ------------------------------------------
+@pytest.mark.parametrize("evaluator", [["--evaluator", "estimate"], ["--evaluator", "simulate", "--fidelity", "loggp"]])
+def test_plan_under_mpirun_prints_what_one_process_prints(evaluator):
+    """`mpirun -n 3 collplan plan` prices a third of the candidates (or candidate x size runs) on each rank and
+    rank 0 alone prints the plan: the same JSON as one process."""
+    import subprocess
+    import sys
+
+    from test_mpi import mpirun
+    argv = ["plan", "--collective", "allreduce", "--ranks", "24", "--machine", "ib-qdr", "--sizes", "8B..64KiB",
+            "--json", "--no-progress", *evaluator]
+    one = subprocess.run([sys.executable, "-m", "collplan", *argv], capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    r = mpirun("openmpi", 3, [sys.executable, "-m", "collplan", *argv])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout) == json.loads(one.stdout)  # one document: ranks 1 and 2 print nothing
+
+
+def test_a_failed_piece_fails_the_sweep_on_every_rank():
+    """A CollplanError in rank 1's piece reaches every rank after the gather (none waits for a rank that gave up);
+    without MPI the same sweep runs every piece here."""
+    import sys
+
+    from collplan.sweep import Sweep
+    from test_mpi import mpirun
+    assert Sweep().run(5, lambda i: i * i) == [0, 1, 4, 9, 16]
+    prog = ("from collplan.sweep import world\nfrom collplan import CollplanError\ns = world()\n"
+            "print(s.rank, s.run(6, lambda i: i + 10), flush=True)\n"
+            "def piece(i):\n    if i == 3:\n        raise CollplanError(f'piece {i} failed')\n    return i\n"
+            "try:\n    s.run(6, piece)\nexcept CollplanError as e:\n    print(s.rank, 'raised', e, flush=True)\n")
+    r = mpirun("openmpi", 2, [sys.executable, "-c", prog])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = sorted(r.stdout.splitlines())
+    assert lines == ["0 [10, 11, 12, 13, 14, 15]", "0 raised piece 3 failed",
+                     "1 [10, 11, 12, 13, 14, 15]", "1 raised piece 3 failed"], r.stdout

@@ -94,9 +94,14 @@ def cmd_plan(args) -> int:
         from ..mpi import backend
         if backend()[0].COMM_WORLD.Get_rank() != 0:
             return 0
-    else:
+    else:  # under mpirun the candidates are priced on every rank, a share each; rank 0 reports
+        from ..sweep import world
+        sweep = world()
         result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
-                      args.fidelity, progress=not args.no_progress, max_memory=args.max_memory, root=args.root)
+                      args.fidelity, progress=not args.no_progress, max_memory=args.max_memory, root=args.root,
+                      sweep=sweep)
+        if sweep.rank != 0:
+            return 0
     if args.wisdom:
         atomic_write(args.wisdom, merge_wisdom(args.wisdom, result))
     tuning = _tuning(args, [result])
