@@ -38,9 +38,12 @@ std::string_view trim(std::string_view s) {
 // The value is echoed up to 40 bytes (as the CLI's option errors, commands/_common.py): a 300-digit size is not
 // repeated whole. The cut never splits a UTF-8 character (a message that is not UTF-8 cannot reach Python).
 [[noreturn]] void fail(const char* what, std::string_view text, const char* allowed) {
-    size_t cut = 37;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    const std::string shown = text.size() > 40 ? std::string(text.substr(0, cut)) + "..." : std::string(text);
+    std::string shown(text);
+    if (text.size() > 40) {
+        size_t cut = 37;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+        shown = std::string(text.substr(0, cut)) + "...";
+    }
     throw Error(std::string(what) + " '" + shown + "' is invalid (allowed: " + allowed + ")");
 }
 
