@@ -277,6 +277,20 @@ def test_plan_under_mpirun_prints_what_one_process_prints(evaluator):
     assert json.loads(r.stdout) == json.loads(one.stdout)  # one document: ranks 1 and 2 print nothing
 
 
+def test_verify_all_under_mpirun_reports_what_one_process_reports():
+    """`mpirun -n 3 collplan verify --all` runs a third of the cases on each rank; rank 0's JSON is one process's."""
+    import subprocess
+    import sys
+
+    from test_mpi import mpirun
+    argv = ["verify", "--all", "--max-ranks", "9", "--json", "--no-progress"]
+    one = subprocess.run([sys.executable, "-m", "collplan", *argv], capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    r = mpirun("openmpi", 3, [sys.executable, "-m", "collplan", *argv])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout) == json.loads(one.stdout) and json.loads(one.stdout)["algorithms"]
+
+
 def test_a_failed_piece_fails_the_sweep_on_every_rank():
     """A CollplanError in rank 1's piece reaches every rank after the gather (none waits for a rank that gave up);
     without MPI the same sweep runs every piece here."""

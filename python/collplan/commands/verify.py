@@ -40,24 +40,39 @@ def cmd_verify(args) -> int:
 
 
 def _verify_all(args) -> int:
+    """Every case of every algorithm; under mpirun the cases are split over the ranks (collplan.sweep) and rank 0
+    reports what one process would."""
+    from ..sweep import world
+    sweep = world()
     algs = algorithms(args.collective)
     names = [a["name"] for a in algs]
-    rows, failures, t0 = [], [], time.monotonic()
-    with Progress("algorithms", len(names), not args.no_progress, command="verify") as bar:
-        for i, name in enumerate(names):
-            cases, declined = _core.sweep_cases(name, args.max_ranks)
-            passed = consistent = 0
-            for ranks, topo, op, params, root, counts in cases:
-                r = _core.run_case(name, ranks, topo, op, params, root, counts,
-                                   max_memory=limits.max_memory(args.max_memory))
-                passed += r["ok"]
-                consistent += r["rank_consistent"]
-                if not r["ok"]:
-                    failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params,
-                                     "root": root, "counts": counts, **r})
-            rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
-                         "rank_consistent": consistent})
-            bar.step(i + 1)
+    t0 = time.monotonic()
+    swept = [_core.sweep_cases(name, args.max_ranks) for name in names]
+    jobs = [(name, case) for name, (cases, _) in zip(names, swept) for case in cases]
+    limit = limits.max_memory(args.max_memory)
+
+    def run(x: int) -> dict:
+        name, (ranks, topo, op, params, root, counts) = jobs[x]
+        return _core.run_case(name, ranks, topo, op, params, root, counts, max_memory=limit)
+    mine = len(sweep.mine(len(jobs)))
+    what = "cases" + (f" (this rank's {mine} of {len(jobs)})" if sweep.size > 1 else "")
+    with Progress(what, mine, not args.no_progress and sweep.rank == 0, command="verify") as bar:
+        results = sweep.run(len(jobs), run, bar.step)
+    if sweep.rank != 0:
+        return 0
+    rows, failures, x = [], [], 0
+    for name, (cases, declined) in zip(names, swept):
+        passed = consistent = 0
+        for ranks, topo, op, params, root, counts in cases:
+            r = results[x]
+            x += 1
+            passed += r["ok"]
+            consistent += r["rank_consistent"]
+            if not r["ok"]:
+                failures.append({"algorithm": name, "ranks": ranks, "topology": topo, "op": op, "params": params,
+                                 "root": root, "counts": counts, **r})
+        rows.append({"algorithm": name, "cases": len(cases), "passed": passed, "declined": declined,
+                     "rank_consistent": consistent})
     if not print_json_csv(args, {"max_ranks": args.max_ranks, "algorithms": rows, "failures": failures}, rows):
         # consistent: allreduce cases whose every rank computes the same expression (verify.hpp)
         print(f"{'algorithm':36s} {'cases':>6s} {'passed':>7s} {'declined':>9s} {'consistent':>11s}")
