@@ -242,7 +242,7 @@ def case_bytes(collective: str, P: int, size: int) -> int:
     """An upper bound on the bytes one rank adds at `size`: the Case's buffers (send, receive, expected result) and
     the transients that build them, the executor's staging and scratch, and the MPI library's own temporaries.
     The factors bound the peak resident memory measured at P = 2 and 4 over every algorithm at 16 MiB (measured
-    / bound: 0.6-1.0; tests/python/test_measure.py measures it again); a reduction's expected result folds one
+    / bound: 0.6-1.0; tests/python/test_mpi.py measures it again); a reduction's expected result folds one
     rank's operand at a time, so it holds three vectors of its send buffer's length at most."""
     factor = {"barrier": 0, "bcast": 4, "allreduce": 12, "reduce": 12, "allgather": 4 * P + 2,
               "allgatherv": 5 * P + 2, "gather": 4 * P + 1, "reduce_scatter_block": 6 * P + 4,

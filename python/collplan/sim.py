@@ -109,26 +109,32 @@ def _resolve(machine, model, network, topology, sched) -> tuple[str, str, str]:
 def _with_ports(spec: str, net: str) -> str:
     """The model spec with the network's `ports` (what the simulation ran with), for the lower bound: a node's
     bandwidth bound divides by its ports."""
-    ports = [kv.split("=", 1)[1] for kv in net.split(",") if kv.split("=", 1)[0] == "ports"]
-    if not ports:
+    ports = spec_items(net, "network spec").get("ports")
+    if ports is None:
         return spec
     kind, _, keys = spec.partition(":")
-    kept = [kv for kv in keys.split(",") if kv and kv.split("=", 1)[0] != "ports"]
-    return _core.check_model(f"{kind}:{','.join(kept + ['ports=' + ports[-1]])}")
+    kept = {k: v for k, v in spec_items(keys, "model spec").items() if k != "ports"}
+    return _core.check_model(f"{kind}:" + ",".join(f"{k}={v}" for k, v in {**kept, "ports": ports}.items()))
 
 
-def _override(spec: str) -> str:
-    """Later keys win: "a=1,b=2,a=3" -> "b=2,a=3" (machine defaults overridden by the caller)."""
+def spec_items(spec: str, what: str = "network spec") -> dict[str, str]:
+    """"a=1,b=2,a=3" -> {"b": "2", "a": "3"}: the keys of a spec string, later ones winning (machine defaults
+    overridden by the caller)."""
     items: dict[str, str] = {}
     for kv in spec.split(","):
         if not kv.strip():
             continue
         if "=" not in kv:
-            raise CollplanError(f"network spec: expected key=value, got '{kv.strip()}'")
+            raise CollplanError(f"{what}: expected key=value, got '{kv.strip()}'")
         k, v = kv.split("=", 1)
         items.pop(k.strip(), None)
         items[k.strip()] = v.strip()
-    return ",".join(f"{k}={v}" for k, v in items.items())
+    return items
+
+
+def _override(spec: str) -> str:
+    """Later keys win: "a=1,b=2,a=3" -> "b=2,a=3"."""
+    return ",".join(f"{k}={v}" for k, v in spec_items(spec).items())
 
 
 def simulate(sched: _core.Schedule, machine: str | Machine | None = None, model: str | None = None,

@@ -8,7 +8,7 @@ from .._core import CollplanError
 from ..machines import machine_names, resolve_machine
 from ..output import printable
 from ..planner import candidates
-from ..sim import FIDELITIES, simulate
+from ..sim import FIDELITIES, simulate, spec_items
 from ..plot import check_plot_path
 from ..progress import Progress
 from ..tables import render
@@ -78,10 +78,11 @@ def cmd_simulate(args) -> int:
     # one run on a terminal: the simulator's own progress line (events, simulated time); else ours
     own = len(scheds) * len(sizes) == 1 and not args.no_progress and sys.stderr.isatty()
     rows, own_ports = [], {}
+    named = _names_ports(machine, net)
     with Progress("simulations", len(scheds) * len(sizes), not args.no_progress and not own,
                   command="simulate") as bar:
         for s in scheds:
-            ports = _own_ports(s, machine, net)
+            ports = 1 if named else max(1, s.ports)
             if ports > 1:
                 own_ports[s.algorithm] = ports
             for n in sizes:
@@ -90,7 +91,6 @@ def cmd_simulate(args) -> int:
                                      topology=args.topology or None, seed=args.seed, progress=own,
                                      max_memory=args.max_memory))
                 bar.step()
-    args.own_ports = own_ports
     if args.plot:
         from ..simplot import plot_links, plot_times
         if len(rows) == 1:
@@ -100,24 +100,23 @@ def cmd_simulate(args) -> int:
     if print_json_csv(args, {"results": [r.as_dict(links=args.links) for r in rows]},
                       [r.as_dict(links=False) for r in rows]):
         return 0
-    _print(rows, args)
+    _print(rows, args, own_ports)
     return 0
 
 
-def _own_ports(s, machine, net: str) -> int:
-    """The ports a node simulates with when neither --set/--network nor the machine file name them: the ones the
-    algorithm's ops use (an all-port torgos or A2AT sends on several at once, as its GOAL export says); 1 for an
-    algorithm that names none. A machine whose file states ports (a2at-torus 4, paragon 1) keeps them."""
-    named = any(kv.split("=", 1)[0].strip() == "ports" for kv in net.split(",") if kv)
-    named = named or "ports" in machine.sources or "ports=" in machine.model or "ports=" in machine.network
-    return 1 if named else max(1, s.ports)
+def _names_ports(machine, net: str) -> bool:
+    """Whether --set/--network or the machine file state the ports a node has (a2at-torus 4, paragon 1). Where
+    none does, a node simulates with the ports the algorithm's ops use (an all-port torgos or A2AT sends on
+    several at once, as its GOAL export says), 1 for an algorithm that names none."""
+    return ("ports" in spec_items(net) or "ports" in machine.sources or "ports" in spec_items(machine.network)
+            or "ports" in spec_items(machine.model.partition(":")[2], "model spec"))
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _print(rows, args) -> None:
+def _print(rows, args, own_ports: dict) -> None:
     r0 = rows[0]
     where = args.machine or args.model
     print(f"# {r0.collective}, P={r0.ranks} on {printable(r0.topology)}, {where}, fidelity {r0.fidelity}")
@@ -136,7 +135,7 @@ def _print(rows, args) -> None:
     if len(rows) == 1:
         print(f"# per-rank completion: min {_core.format_time(min(r0.rank_time_s))}, "
               f"max {_core.format_time(max(r0.rank_time_s))} (rank {r0.critical_rank})")
-    for name, ports in getattr(args, "own_ports", {}).items():
+    for name, ports in own_ports.items():
         print(f"# {printable(name)}: {ports} ports per node, the algorithm's own (the machine names none; "
               "--set ports=N to change)")
     if args.plot:

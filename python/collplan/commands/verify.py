@@ -60,12 +60,11 @@ def _verify_all(args) -> int:
         results = sweep.run(len(jobs), run, bar.step)
     if sweep.rank != 0:
         return 0
-    rows, failures, x = [], [], 0
+    rows, failures, result = [], [], iter(results)
     for name, (cases, declined) in zip(names, swept):
         passed = consistent = 0
         for ranks, topo, op, params, root, counts in cases:
-            r = results[x]
-            x += 1
+            r = next(result)
             passed += r["ok"]
             consistent += r["rank_consistent"]
             if not r["ok"]:

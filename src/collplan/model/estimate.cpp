@@ -184,7 +184,8 @@ void Simulation::start_message(int r, uint32_t k, double t) {
 }
 
 void Simulation::arrive(int r, uint32_t k, double t) {
-    const double cpu = model_.message(static_cast<double>(s_.op(r, k).units) * m_, 1).recv_cpu;
+    const int from = s_.program(r).ops[k].peer;
+    const double cpu = model_.message(static_cast<double>(s_.op(r, k).units) * m_, topo_.distance(from, r)).recv_cpu;
     RankState& rs = ranks_[r];
     rs.cpu_free = std::max(t, rs.cpu_free) + cpu;
     push(rs.cpu_free, false, r, k);
