@@ -13,6 +13,7 @@
 #include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/reduction.hpp"
+#include "collplan/schedule/symmetry.hpp"
 #include "collplan/schedule/text.hpp"
 #include "collplan/schedule/walk.hpp"
 #include "collplan/verify/sweep.hpp"
@@ -186,6 +187,11 @@ void bind_core(nb::module_& m) {
         .def_ro("idempotent_only", &Schedule::idempotent_only)
         .def_ro("rank_consistent", &Schedule::rank_consistent)
         .def_ro("root", &Schedule::root)
+        .def_prop_ro("symmetry", [](const Schedule& s) { return std::string(to_string(s.symmetry)); })
+        .def_prop_ro("whole", &Schedule::whole)
+        .def("check_symmetry", [](const Schedule& s, const std::string& sym) {
+            return check_symmetry(s, parse_symmetry(sym));
+        }, "symmetry"_a)
         .def_ro("counts", &Schedule::counts)
         .def_prop_ro("size_blocks", &Schedule::size_blocks)
         .def("blocks", [](const Schedule& s, const std::string& b) { return s.blocks(parse_buf(b)); }, "buffer"_a)
@@ -194,7 +200,8 @@ void bind_core(nb::module_& m) {
         .def_prop_ro("ports", [](const Schedule& s) {  // ports the ops name: the largest op.port + 1 (0: none named)
             int most = -1;
             for (int r = 0; r < s.ranks(); ++r)
-                for (const Op& op : s.program(r).ops) most = std::max(most, static_cast<int>(op.port));
+                if (s.holds(r))
+                    for (const Op& op : s.program(r).ops) most = std::max(most, static_cast<int>(op.port));
             return most + 1;
         })
         .def("num_ops", &Schedule::num_ops, "rank"_a)
@@ -213,13 +220,18 @@ void bind_core(nb::module_& m) {
 
     m.def("make_schedule", [](const std::string& name, int ranks, const std::string& topo,
                               const std::map<std::string, std::string>& params, std::vector<uint64_t> counts,
-                              int root, uint64_t max_memory) {
+                              int root, uint64_t max_memory, int only_rank) {
         const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
         const Job job = py::python_job(max_memory);
         nb::gil_scoped_release release;
-        return make_schedule(name, ranks, t, params, Inputs(std::move(counts), root), Schedule::kAllRanks, job);
+        return make_schedule(name, ranks, t, params, Inputs(std::move(counts), root), only_rank, job);
     }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{},
-       "counts"_a = std::vector<uint64_t>{}, "root"_a = 0, "max_memory"_a = 0);
+       "counts"_a = std::vector<uint64_t>{}, "root"_a = 0, "max_memory"_a = 0, "only_rank"_a = -1);
+    // "" when the estimate of rank 0's program of a schedule with this symmetry equals the whole walk's on the
+    // topology and model (schedule/symmetry.hpp), else why not.
+    m.def("symmetric_estimate_refusal", [](const std::string& sym, const std::string& topo, const std::string& model) {
+        return symmetric_estimate_refusal(parse_symmetry(sym), Topology::parse(topo), *parse_model(model));
+    }, "symmetry"_a, "topology"_a, "model"_a);
     // The collective descriptors (collective.hpp), in the enum's order.
     m.def("collectives", [] {
         nb::list out;

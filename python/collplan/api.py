@@ -93,12 +93,14 @@ def _schedule_of(sched, who: str) -> _core.Schedule:
 
 
 def schedule(algorithm: str, ranks: int | None = None, topology: str | None = None, params: dict | None = None,
-             matrix=None, collective: str | None = None, max_memory=None, counts=None, root: int = 0) -> _core.Schedule:
+             matrix=None, collective: str | None = None, max_memory=None, counts=None, root: int = 0,
+             only_rank: int | None = None) -> _core.Schedule:
     """Generate the schedule of a registered algorithm for P ranks (on a topology, default full:P). alltoallv takes
     its P x P `matrix` (rows = senders), allgatherv and reduce_scatter their P `counts` (units per rank), the rooted
     collectives (bcast, reduce, gather, scatter) a `root`. A schedule that would need more than max_memory bytes
     (default: a quarter of the RAM; "4GiB" accepted) is refused before it is generated (CollplanError naming the
-    need and the limit)."""
+    need and the limit). `only_rank`: that rank's program alone (what the MPI runtime builds; rank 0's of a
+    symmetric schedule is what the estimate of every rank needs: schedule/symmetry.hpp)."""
     p, topo = _ranks_and_topology(ranks, topology)
     if matrix is not None and counts is not None:
         raise CollplanError("give a matrix (alltoallv) or counts (allgatherv, reduce_scatter), not both")
@@ -107,7 +109,7 @@ def schedule(algorithm: str, ranks: int | None = None, topology: str | None = No
         raise CollplanError(f"root {root!r} is invalid (allowed: an integer 0..{p - 1})")
     return _core.make_schedule(resolve_name(algorithm, collective), p, topo,
                                {str(k): str(v) for k, v in (params or {}).items()}, flat, integer(root),
-                               _max_memory(max_memory))
+                               _max_memory(max_memory), -1 if only_rank is None else only_rank)
 
 
 # The reduction operations: the one table of src/collplan/schedule/reduction.hpp (name, commutative, idempotent,

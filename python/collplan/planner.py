@@ -173,7 +173,7 @@ def resolve_problem(collective: str, ranks: int | None = None, topology: str | N
 
 # ------------------------------------------------------------------------------------------- candidates
 def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None, bar: Progress | None = None,
-               runtime=None) -> tuple[list[tuple[Candidate, _core.Schedule | None]], list[dict]]:
+               runtime=None, one_rank: bool = False) -> tuple[list[tuple[Candidate, _core.Schedule | None]], list[dict]]:
     """The one search loop of estimate, simulate, plan and run (FFTW's planner): ([(candidate, its schedule)],
     declined [{algorithm, reason}]).
 
@@ -184,7 +184,9 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
     the problem's params and its errors are raised (its operation is the caller's to check). The schedules
     together stay within max_memory. `runtime(name) -> reason` is `collplan run`'s check instead: the MPI runtime
     builds the schedule itself (and picks the topology), so its candidates carry no schedule (None). `bar` steps
-    once per algorithm."""
+    once per algorithm. `one_rank` (only the estimate will price them): a schedule whose algorithm declares a rank
+    symmetry that the machine's model and topology keep is rank 0's program alone, which the estimate walks for
+    every rank with the same result (schedule/symmetry.hpp): one rank's ops instead of P times them."""
     every = problem.algorithm == "all"
     if every and runtime is None and describe(problem.collective)["counts"] == "matrix" and problem.matrix is None:
         raise CollplanError(f"{problem.collective} needs its communication matrix to compare algorithms "
@@ -208,8 +210,9 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
             if every and machine is not None else [problem.params]
         for params in sets:
             try:
-                s = schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix, counts=problem.counts,
-                             root=problem.root, max_memory=max(1, limit - used))
+                s = _symmetric(name, problem, params, machine) if one_rank and machine is not None else None
+                s = s or schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix,
+                                  counts=problem.counts, root=problem.root, max_memory=max(1, limit - used))
             except _core.MemoryLimitError as e:
                 held = f" (with {_core.approx_bytes(used)} held by the {len(out)} candidates before it)" if out else ""
                 if not every:
@@ -233,6 +236,16 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
         raise CollplanError(f"no {problem.collective} algorithm applies to P={P} on {topo}: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
     return out, declined
+
+
+def _symmetric(name: str, problem: Problem, params: dict, machine: Machine) -> _core.Schedule | None:
+    """Rank 0's program of `name` when it stands for every rank in the machine's estimate, else None."""
+    if problem.ranks < 2 or problem.matrix is not None:
+        return None
+    s = schedule(name, ranks=problem.ranks, topology=problem.topology, params=params, counts=problem.counts,
+                 root=problem.root, only_rank=0)
+    ok = s.symmetry != "none" and not _core.symmetric_estimate_refusal(s.symmetry, problem.topology, machine.model)
+    return s if ok else None
 
 
 # ------------------------------------------------------------------------------------------- evaluators
@@ -368,7 +381,7 @@ def setup(collective, ranks, topology, machine: str | Machine, sizes, op, evalua
     check_reduction_sizes(collective, size_list)
     prob = resolve_problem(collective, ranks, topology, root=root, op=op)
     try:
-        found, declined = candidates(prob, m, size_list, max_memory)
+        found, declined = candidates(prob, m, size_list, max_memory, one_rank=evaluator == "estimate")
     except _core.MemoryLimitError as e:
         raise CollplanError(f"plan: {e}") from None
     plan_ = Plan(collective, prob.ranks, prob.topology, m.name, m.model, op if collective in REDUCTIONS else "",

@@ -43,7 +43,7 @@ def cmd_estimate(args) -> int:
     if args.schedule or args.algorithm != "all":
         with Progress(args.algorithm or "schedule", 0, not args.no_progress, command="estimate"):  # P = 10^6: a minute
             s = read_schedule(args.schedule, args.max_memory) if args.schedule else \
-                candidates(problem_of(args, machine.topology), machine, sizes, args.max_memory)[0][0][1]
+                candidates(problem_of(args, machine.topology), machine, sizes, args.max_memory, one_rank=True)[0][0][1]
             why = unsupported_op(s, args.op)
             if why:
                 raise CollplanError(f"{s.algorithm} cannot compute --op {args.op}: {why}")
@@ -53,7 +53,7 @@ def cmd_estimate(args) -> int:
     rows = []
     with Progress("algorithms", len(algorithms(prob.collective)), not args.no_progress, command="estimate") as bar:
         # every parameter set each algorithm proposes for this model and size range (e.g. multiphase partitions)
-        found, declined = candidates(prob, machine, sizes, args.max_memory, bar)
+        found, declined = candidates(prob, machine, sizes, args.max_memory, bar, one_rank=True)
         for _, s in found:
             rows += estimate(s, sizes, machine=machine, max_memory=args.max_memory)
     return _report_estimates(rows, declined, args)

@@ -191,6 +191,7 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
     s.topology = topo.spec();
     s.root = inputs.root;
     s.counts = inputs.counts;
+    s.symmetry = a.symmetry ? a.symmetry(p) : Symmetry::none;
     return s;
 }
 

@@ -99,6 +99,9 @@ struct Algorithm {
     std::map<std::string, std::string> rank_consistent_params;
     // The algorithm collplan.mpi runs when a call names none (at most one per collective; alltoallv has none).
     bool mpi_default = false;
+    // The group under which every rank's program is rank 0's moved, for the problem (schedule/symmetry.hpp; tests
+    // check it against the whole schedule); empty: none.
+    std::function<Symmetry(const Problem&)> symmetry;
 };
 
 class Registry {
@@ -114,6 +117,18 @@ private:
     std::vector<Algorithm> algs_;
 };
 Registry& mutable_registry();
+
+// Algorithm::symmetry declarations the algorithms share.
+inline Symmetry cyclic_symmetry(const Problem&) { return Symmetry::cyclic; }
+inline Symmetry xor_symmetry(const Problem& p) {  // at P = 2^d; none elsewhere
+    return p.ranks > 0 && (p.ranks & (p.ranks - 1)) == 0 ? Symmetry::xor_ : Symmetry::none;
+}
+// allgatherv, reduce_scatter: cyclic when every rank's count is the same (the ops' units follow the counts).
+inline Symmetry cyclic_if_even(const Problem& p) {
+    for (uint64_t c : p.counts)
+        if (c != p.counts.front()) return Symmetry::none;
+    return Symmetry::cyclic;
+}
 
 struct Registration {
     explicit Registration(Algorithm a) { mutable_registry().add(std::move(a)); }

@@ -6,12 +6,22 @@
 // CPU) it needs in time order: requests are served first come, first served, with no back-filling.
 // Memory on top of the schedule: 5 bytes per op (a partner index, a state byte) plus the heap; while matching
 // channels, 4 bytes per recv.
+//
+// One rank for all (schedule/symmetry.hpp): a schedule of rank 0's program alone whose algorithm declares a rank
+// symmetry is walked as that one rank. Every op of another rank happens at the time of the same op of rank 0, so
+// the partner of rank 0's send to j is rank 0's own receive from inverse(j), and the ports, CPU and barriers a
+// message books are rank 0's. The whole walk books a resource in (time, kind, op index, rank) order, and events that
+// differ only in their rank touch different ranks' resources (with duplex ports and no host channel: the group
+// acts regularly, so no two senders reach one receiver with the same op index); so both walks serve every
+// resource in the same order and give the same times to the bit (tests/python/test_symmetry.py).
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 #include <vector>
 
+#include "collplan/schedule/symmetry.hpp"
 #include "collplan/schedule/walk.hpp"
 
 namespace collplan {
@@ -32,6 +42,27 @@ struct Event {
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
+// Rank 0's k-th send to j with tag t meets, in every rank's terms, rank 0's k-th receive from inverse(j) with tag t.
+std::vector<uint32_t> symmetric_partners(const RankProgram& prog, Symmetry sym, int P) {
+    std::vector<uint32_t> partner(prog.ops.size(), kNoPartner);
+    std::map<std::pair<int, int32_t>, std::vector<uint32_t>> recvs;  // (from, tag) -> recvs in program order
+    for (uint32_t k = 0; k < prog.ops.size(); ++k)
+        if (prog.ops[k].kind == OpKind::recv) recvs[{prog.ops[k].peer, prog.ops[k].tag()}].push_back(k);
+    std::map<std::pair<int, int32_t>, size_t> used;
+    for (uint32_t k = 0; k < prog.ops.size(); ++k) {
+        const Op& op = prog.ops[k];
+        if (op.kind != OpKind::send) continue;
+        const std::pair<int, int32_t> key{inverse(sym, P, op.peer), op.tag()};
+        const auto it = recvs.find(key);
+        size_t& n = used[key];
+        if (it == recvs.end() || n >= it->second.size()) continue;
+        const uint32_t q = it->second[n++];
+        partner[k] = q;
+        partner[q] = k;
+    }
+    return partner;
+}
+
 struct RankState {
     double cpu_free = 0;   // local ops are serialised on the rank's CPU
     double last_done = 0;
@@ -43,7 +74,11 @@ public:
     Estimate run();
 
 private:
-    size_t at(int r, uint32_t k) const { return base_[static_cast<size_t>(r)] + k; }
+    // Walked ranks: every rank, or rank 0 for all (one_). A peer's ops are walked as node(peer)'s.
+    size_t slot(int r) const { return one_ ? 0 : static_cast<size_t>(r); }
+    int node(int peer) const { return one_ ? 0 : peer; }
+    int walked() const { return one_ ? 1 : P_; }
+    size_t at(int r, uint32_t k) const { return base_[slot(r)] + k; }
     void push(double t, bool request, int r, uint32_t k) {
         heap_.push({t, (uint64_t{request} << 63) | (uint64_t{k} << 31) | static_cast<uint64_t>(r)});
     }
@@ -63,6 +98,7 @@ private:
     const Model& model_;
     const double m_;
     const int P_, ports_;
+    const bool one_;  // rank 0 stands for every rank (a symmetric schedule of rank 0's program alone)
     std::vector<size_t> base_;
     std::vector<uint32_t> partner_;
     std::vector<uint8_t> state_;  // OpState
@@ -77,20 +113,26 @@ private:
 
 Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job)
     : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)),
-      barriers_(s) {
-    base_ = op_offsets(s);
-    partner_ = match_partners(s, base_, &poll_);
-    state_.assign(base_[P_], kWaiting);
-    ranks_.resize(static_cast<size_t>(P_));
-    cur_.reserve(static_cast<size_t>(P_));
-    for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
-    send_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
-    if (model.duplex) recv_free_.assign(static_cast<size_t>(P_) * ports_, 0.0);
+      one_(!s.whole()), barriers_(s) {
+    if (one_) {
+        base_ = {0, s.num_ops(0)};
+        partner_ = symmetric_partners(s.program(0), s.symmetry, P_);
+    } else {
+        base_ = op_offsets(s);
+        partner_ = match_partners(s, base_, &poll_);
+    }
+    const auto n = static_cast<size_t>(walked());
+    state_.assign(base_[n], kWaiting);
+    ranks_.resize(n);
+    cur_.reserve(n);
+    for (int r = 0; r < walked(); ++r) cur_.emplace_back(s.program(r));
+    send_free_.assign(n * ports_, 0.0);
+    if (model.duplex) recv_free_.assign(n * ports_, 0.0);
     if (model.host_beta > 0) host_free_.assign(static_cast<size_t>(model.host_of(P_ - 1)) + 1, 0.0);
 }
 
 Estimate Simulation::run() {
-    for (int r = 0; r < P_; ++r) {
+    for (int r = 0; r < walked(); ++r) {
         ready_.clear();
         cur_[r].start(ready_);
         make_ready(r, 0.0);
@@ -103,7 +145,7 @@ Estimate Simulation::run() {
         else complete(e.rank(), e.op(), e.t);
     }
     Estimate est;
-    for (int r = 0; r < P_; ++r) {
+    for (int r = 0; r < walked(); ++r) {
         const RankState& rs = ranks_[r];
         if (!cur_[r].finished()) report_stuck();
         if (rs.last_done > est.time_s) est = {rs.last_done, r};
@@ -123,18 +165,18 @@ void Simulation::make_ready(int r, uint32_t k, double t) {
     if (op.kind == OpKind::barrier) return arrive_barrier(r, k, t);
     if (!is_comm(op.kind)) return push(t, true, r, k);
     const uint32_t p = partner_[i];
-    if (p == kNoPartner || state_[at(op.peer, p)] != kReady) return;  // the second of the pair to be ready starts it
+    if (p == kNoPartner || state_[at(node(op.peer), p)] != kReady) return;  // the second of the pair to be ready starts it
     if (op.kind == OpKind::send) push(t, true, r, k);
-    else push(t, true, op.peer, p);
+    else push(t, true, node(op.peer), p);
 }
 
 // Events come in time order, so t is the latest completion of the rank so far: the time its next group opens.
 void Simulation::complete(int r, uint32_t k, double t) {
-    RankState& rs = ranks_[r];
+    RankState& rs = ranks_[slot(r)];
     state_[at(r, k)] = kDone;
     rs.last_done = std::max(rs.last_done, t);
     ready_.clear();
-    cur_[r].complete(k, ready_);
+    cur_[slot(r)].complete(k, ready_);
     make_ready(r, t);
 }
 
@@ -148,7 +190,7 @@ void Simulation::start(int r, uint32_t k, double t) {
     const double cost = op.kind == OpKind::copy     ? model_.copy_s(bytes)
                         : op.kind == OpKind::reduce ? model_.reduce_s(bytes)
                                                     : model_.calc_s(bytes);
-    RankState& rs = ranks_[r];
+    RankState& rs = ranks_[slot(r)];
     const double begin = std::max(t, rs.cpu_free);
     rs.cpu_free = begin + cost;
     push(begin + cost, false, r, k);
@@ -156,14 +198,14 @@ void Simulation::start(int r, uint32_t k, double t) {
 
 void Simulation::start_message(int r, uint32_t k, double t) {
     const Op& op = s_.program(r).ops[k];
-    const int j = op.peer;
+    const int j = op.peer, jn = node(j);
     const uint32_t p = partner_[at(r, k)];
-    state_[at(j, p)] = kStarted;
+    state_[at(jn, p)] = kStarted;
     const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
     const MessageTime mt = model_.message(bytes, topo_.distance(r, j));
     double& send_port = port(r, true, op.port);
-    double& recv_port = port(j, false, s_.program(j).ops[p].port);
-    RankState& sender = ranks_[r];
+    double& recv_port = port(jn, false, s_.program(jn).ops[p].port);
+    RankState& sender = ranks_[slot(r)];
     const double begin = std::max({t, send_port, recv_port, mt.send_cpu > 0 ? sender.cpu_free : 0.0});
     send_port = begin + mt.send_busy;
     recv_port = begin + mt.recv_busy;
@@ -179,14 +221,14 @@ void Simulation::start_message(int r, uint32_t k, double t) {
     push(begin + mt.send_done, false, r, k);
     // with a receive overhead on the CPU (LogGP): the message arrives that much before, and the overhead runs when
     // it is there and the receiver's CPU is free (arrive); else the receive completes at recv_done
-    if (mt.recv_cpu > 0) push(recv_done - mt.recv_cpu, true, j, p);
-    else push(recv_done, false, j, p);
+    if (mt.recv_cpu > 0) push(recv_done - mt.recv_cpu, true, jn, p);
+    else push(recv_done, false, jn, p);
 }
 
 void Simulation::arrive(int r, uint32_t k, double t) {
     const int from = s_.program(r).ops[k].peer;
     const double cpu = model_.message(static_cast<double>(s_.op(r, k).units) * m_, topo_.distance(from, r)).recv_cpu;
-    RankState& rs = ranks_[r];
+    RankState& rs = ranks_[slot(r)];
     rs.cpu_free = std::max(t, rs.cpu_free) + cpu;
     push(rs.cpu_free, false, r, k);
 }
@@ -194,13 +236,17 @@ void Simulation::arrive(int r, uint32_t k, double t) {
 // The free time of the port a message uses: the op's port (modulo ports) or the earliest free one.
 double& Simulation::port(int node, bool send, int hint) {
     std::vector<double>& v = send || recv_free_.empty() ? send_free_ : recv_free_;
-    double* first = v.data() + static_cast<size_t>(node) * ports_;
+    double* first = v.data() + slot(node) * ports_;
     if (hint >= 0) return first[hint % ports_];
     return *std::min_element(first, first + ports_);
 }
 
 // The k-th barrier of every rank completes at the latest ready time of all ranks' k-th barriers + barrier_s(P).
 void Simulation::arrive_barrier(int r, uint32_t k, double t) {
+    if (one_) {  // every rank reaches it at t
+        state_[at(r, k)] = kStarted;
+        return push(t + model_.barrier_s(P_), false, r, k);
+    }
     const auto met = barriers_.post(r, k, t);
     if (!met) return;
     const double done = met->latest + model_.barrier_s(P_);
@@ -215,10 +261,10 @@ void Simulation::arrive_barrier(int r, uint32_t k, double t) {
 void Simulation::report_stuck() const {
     int rank = -1;
     uint32_t index = 0;
-    for (int r = 0; r < P_ && rank < 0; ++r)
+    for (int r = 0; r < walked() && rank < 0; ++r)
         for (uint32_t k = 0; k < s_.num_ops(r) && rank < 0; ++k)
             if (state_[at(r, k)] == kReady) rank = r, index = k;
-    for (int r = 0; r < P_ && rank < 0; ++r)
+    for (int r = 0; r < walked() && rank < 0; ++r)
         for (uint32_t k = 0; k < s_.num_ops(r) && rank < 0; ++k)
             if (state_[at(r, k)] != kDone) rank = r, index = k;
     throw Error("estimate: " + describe_op(s_, rank, index) + " never completes -- run `collplan verify`");
@@ -231,8 +277,16 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
     if (topo.nodes() != s.ranks())
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
+    if (!s.whole()) {
+        std::string why = s.only_rank() != 0 ? "it holds rank " + std::to_string(s.only_rank()) + "'s, not rank 0's"
+                                             : symmetric_estimate_refusal(s.symmetry, topo, model);
+        if (!why.empty())
+            throw Error("estimate: " + s.subject() + " holds one rank's program, which stands for every rank only " +
+                        "for a symmetric schedule (schedule/symmetry.hpp), and here " + why + " -- estimate the whole schedule");
+    }
     // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
-    job.require_memory(static_cast<double>(s.total_ops()) * 40 + static_cast<double>(s.ranks()) * (168 + 16.0 * std::max(1, model.ports)),
+    const double walked = s.whole() ? s.ranks() : 1;
+    job.require_memory(static_cast<double>(s.total_ops()) * 40 + walked * (168 + 16.0 * std::max(1, model.ports)),
                        "estimate of " + s.subject());
     return Simulation(s, topo, model, m, job).run();
 }

@@ -117,6 +117,7 @@ public:
     }
     double startup_s() const override { return values[0]; }
     double per_byte_s() const override { return values[2] / values[1]; }
+    bool uses_hops() const override { return true; }
 };
 
 class Circuit final : public AnalyticModel {

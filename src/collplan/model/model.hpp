@@ -47,6 +47,7 @@ public:
     virtual double barrier_s(int ranks) const;                     // a global barrier
     virtual double startup_s() const = 0;                          // zero-byte message latency (lower bounds)
     virtual double per_byte_s() const = 0;                         // link/NIC time per byte (lower bounds)
+    virtual bool uses_hops() const { return false; }               // message() depends on its hops
 
     int ports = 1;        // concurrent sends (and receives) per node
     bool duplex = true;   // a node can send and receive at the same time

@@ -82,6 +82,7 @@ Schedule Schedule::take_rank(int rank) && {
     s.idempotent_only = idempotent_only;
     s.rank_consistent = rank_consistent;
     s.root = root;
+    s.symmetry = symmetry;
     s.counts = std::move(counts);
     return s;
 }
@@ -133,7 +134,7 @@ bool Schedule::operator==(const Schedule& o) const {
         out_blocks_ != o.out_blocks_ || tmp_blocks_ != o.tmp_blocks_ || algorithm != o.algorithm ||
         params != o.params || topology != o.topology || needs_commutative != o.needs_commutative ||
         needs_inverse != o.needs_inverse || idempotent_only != o.idempotent_only ||
-        rank_consistent != o.rank_consistent || root != o.root || counts != o.counts || only_rank_ != o.only_rank_)
+        rank_consistent != o.rank_consistent || root != o.root || symmetry != o.symmetry || counts != o.counts || only_rank_ != o.only_rank_)
         return false;
     for (int r = 0; r < ranks_; ++r) {
         if (!holds(r)) continue;

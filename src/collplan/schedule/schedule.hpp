@@ -73,6 +73,9 @@ inline constexpr uint8_t inverse = 4;  // reduce: dst = dst (-) src (remove src'
 
 inline constexpr int8_t kAnyPort = -1;
 
+// The group under which every rank's program is rank 0's moved (schedule/symmetry.hpp).
+enum class Symmetry : uint8_t { none, cyclic, xor_ };
+
 struct Op {
     OpKind kind = OpKind::calc;
     uint8_t flags = 0;
@@ -128,6 +131,7 @@ public:
                                       // and association), so floating-point results are bitwise equal on every
                                       // rank that holds it; the verifier checks the claim (verify.hpp)
     int root = 0;                     // rooted collectives (bcast, reduce, gather, scatter): the root rank
+    Symmetry symmetry = Symmetry::none;  // declared by the algorithm (Algorithm::symmetry, schedule/symmetry.hpp)
     // Units of each item (collective.hpp) when they differ: alltoallv's P x P matrix (block i->j at i * P + j),
     // allgatherv's and reduce_scatter's P counts; empty for the other collectives (every item one unit).
     std::vector<uint64_t> counts;

@@ -49,6 +49,7 @@ const Registration reg{{
     .applies = applies,
     .generate = generate,
     .default_topologies = {"hypercube", "full"},
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

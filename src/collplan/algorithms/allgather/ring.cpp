@@ -43,6 +43,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"ring", "full"},
     .mpi_default = true,
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -50,6 +50,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"ring", "full"},
     .mpi_default = true,
+    .symmetry = cyclic_if_even,
 }};
 
 }  // namespace

@@ -118,6 +118,7 @@ const Registration reg{{
     // the paper times n = 1..7 at the first call; more than P - 1 peers per round repeat ranks
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
     .rank_consistent_params = {{"forward", "contributions"}},
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -38,6 +38,7 @@ const Registration reg{{
     .default_topologies = {"full"},
     .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "4"}}, {{"n", "5"}}, {{"n", "6"}}, {{"n", "7"}}},
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -73,6 +73,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"hypercube", "full"},
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

@@ -105,6 +105,7 @@ const Registration reg{{
     .default_topologies = {"full"},
     .sweep_params = {{{"k", "2"}}, {{"k", "3"}}, {{"k", "4"}}, {{"k", "5"}}, {{"k", "8"}}},
     .candidates = [](const CandidateQuery& q) { return range_candidates("k", 2, std::clamp(q.ranks, 2, 8)); },
+    .symmetry = [](const Problem& p) { return p.params.integer("k") == 2 ? xor_symmetry(p) : Symmetry::none; },
 }};
 
 }  // namespace

@@ -68,6 +68,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"hypercube", "full"},
     .mpi_default = true,
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

@@ -115,6 +115,7 @@ const Registration reg{{
     .sweep_params = {{{"k", "2"}}, {{"k", "3"}}, {{"k", "4"}}, {{"k", "5"}}, {{"k", "7"}}},
     // k = P is the direct exchange in P - 1 rounds; radices beyond 16 are only worth it for tiny P
     .candidates = [](const CandidateQuery& q) { return range_candidates("k", 2, std::min(q.ranks, 16)); },
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -27,6 +27,7 @@ const Registration reg{{
     .generate = [](const Problem& p) { return exchange::direct_exchange(p, p.params.integer("barrier") != 0); },
     .default_topologies = {"hypercube", "full"},
     .sweep_params = {{{"barrier", "1"}}, {{"barrier", "0"}}},
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

@@ -95,6 +95,7 @@ const Registration reg{{
     .default_topologies = {"hypercube", "full"},
     .sweep_params = sweep_sets(),
     .candidates = candidates,
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

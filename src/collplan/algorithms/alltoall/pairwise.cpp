@@ -54,6 +54,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"ring", "full"},
     .mpi_default = true,
+    .symmetry = [](const Problem& p) { return xor_symmetry(p) == Symmetry::xor_ ? Symmetry::xor_ : Symmetry::cyclic; },
 }};
 
 }  // namespace

@@ -47,6 +47,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"ring", "torus2d", "full"},
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -54,6 +54,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"full", "ring"},
     .sweep_params = {{{"batch", "32"}}, {{"batch", "1"}}, {{"batch", "3"}}, {{"batch", "0"}}},
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

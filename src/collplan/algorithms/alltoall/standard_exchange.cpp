@@ -33,6 +33,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"hypercube", "full"},
     .sweep_params = {{{"barrier", "1"}}, {{"barrier", "0"}}},
+    .symmetry = xor_symmetry,
 }};
 
 }  // namespace

@@ -79,6 +79,7 @@ const Registration reg{{
     .sweep_params = sweep(),
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
     .mpi_default = true,
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

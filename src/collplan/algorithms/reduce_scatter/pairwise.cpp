@@ -57,6 +57,7 @@ const Registration reg{{
     .generate = generate,
     .default_topologies = {"full"},
     .mpi_default = true,
+    .symmetry = cyclic_if_even,
 }};
 
 }  // namespace

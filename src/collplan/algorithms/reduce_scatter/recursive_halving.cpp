@@ -114,6 +114,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"full", "hypercube"},
+    .symmetry = [](const Problem& p) { return cyclic_if_even(p) == Symmetry::none ? Symmetry::none : xor_symmetry(p); },
 }};
 
 }  // namespace

@@ -48,6 +48,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"full"},
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -105,6 +105,7 @@ const Registration reg{{
     .default_topologies = {"full"},
     .sweep_params = {{{"n", "1"}}, {{"n", "2"}}, {{"n", "3"}}, {{"n", "7"}}},
     .candidates = [](const CandidateQuery& q) { return range_candidates("n", 1, std::clamp(q.ranks - 1, 1, 7)); },
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

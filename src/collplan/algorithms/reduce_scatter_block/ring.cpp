@@ -62,6 +62,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"ring", "full"},
+    .symmetry = cyclic_symmetry,
 }};
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "collplan/schedule/symmetry.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "collplan/model/model.hpp"
+#include "collplan/schedule/walk.hpp"
+#include "collplan/topology/topology.hpp"
+
+namespace collplan {
+
+const char* to_string(Symmetry s) {
+    switch (s) {
+        case Symmetry::cyclic: return "cyclic";
+        case Symmetry::xor_: return "xor";
+        case Symmetry::none: break;
+    }
+    return "none";
+}
+
+Symmetry parse_symmetry(const std::string& name) {
+    for (Symmetry s : {Symmetry::none, Symmetry::cyclic, Symmetry::xor_})
+        if (name == to_string(s)) return s;
+    throw Error("symmetry '" + name + "' is unknown (allowed: none, cyclic, xor)");
+}
+
+namespace {
+
+std::string differs(int rank, size_t k, const std::string& what) {
+    return "rank " + std::to_string(rank) + " op " + std::to_string(k) + ": " + what;
+}
+
+// "" when program q (rank j's) is program p (rank 0's) moved by g_j, else the first difference.
+std::string compare(const Schedule& s, Symmetry sym, int j) {
+    const RankProgram& p = s.program(0);
+    const RankProgram& q = s.program(j);
+    const int P = s.ranks();
+    if (q.ops.size() != p.ops.size())
+        return "rank " + std::to_string(j) + " has " + std::to_string(q.ops.size()) + " ops, rank 0 " +
+               std::to_string(p.ops.size());
+    for (size_t k = 0; k < p.ops.size(); ++k) {
+        const Op &a = p.ops[k], &b = q.ops[k];
+        if (a.kind != b.kind) return differs(j, k, std::string(to_string(b.kind)) + ", rank 0 " + to_string(a.kind));
+        if (a.fence() != b.fence() || a.port != b.port) return differs(j, k, "fence or port differ from rank 0's");
+        const uint32_t k32 = static_cast<uint32_t>(k);
+        if (s.op(0, k32).units != s.op(j, k32).units)
+            return differs(j, k, std::to_string(s.op(j, k32).units) + " units, rank 0 " +
+                                     std::to_string(s.op(0, k32).units));
+        const auto da = op_deps(p, k32), db = op_deps(q, k32);
+        if (!std::equal(da.begin(), da.end(), db.begin(), db.end())) return differs(j, k, "dependencies differ");
+        if (a.kind != OpKind::send && a.kind != OpKind::recv) continue;
+        if (a.aux != b.aux) return differs(j, k, "tag " + std::to_string(b.aux) + ", rank 0 " + std::to_string(a.aux));
+        const int want = act(sym, P, j, a.peer);
+        if (b.peer != want) return differs(j, k, "peer " + std::to_string(b.peer) + ", expected " + std::to_string(want));
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string check_symmetry(const Schedule& s, Symmetry sym) {
+    if (!s.whole()) throw Error("check_symmetry: " + s.subject() + " holds one rank's program; it needs every rank's");
+    if (sym == Symmetry::none) return "no symmetry declared";
+    if (sym == Symmetry::xor_ && !std::has_single_bit(static_cast<unsigned>(s.ranks())))
+        throw Error("check_symmetry: xor symmetry needs P = 2^d, P = " + std::to_string(s.ranks()));
+    for (int j = 1; j < s.ranks(); ++j)
+        if (std::string why = compare(s, sym, j); !why.empty()) return why;
+    return "";
+}
+
+std::string symmetric_estimate_refusal(Symmetry sym, const Topology& topo, const Model& model) {
+    if (sym == Symmetry::none) return "the schedule declares no rank symmetry";
+    if (!model.duplex) return "the model's ports are simplex (duplex=0)";
+    if (model.host_beta > 0) return "the model has a host channel (host_beta)";
+    if (!model.uses_hops()) return "";
+    const TopoKind k = topo.kind();
+    const bool keeps = k == TopoKind::full ||
+                       (sym == Symmetry::cyclic && (k == TopoKind::ring || (k == TopoKind::torus && topo.dims().size() == 1))) ||
+                       (sym == Symmetry::xor_ && (k == TopoKind::hypercube ||
+                                                  (k == TopoKind::fattree && std::has_single_bit(static_cast<unsigned>(topo.dims()[0])))));
+    if (!keeps) return std::string("the model prices hops and ") + to_string(sym) + " moves change distances on " + topo.spec();
+    return "";
+}
+
+}  // namespace collplan
