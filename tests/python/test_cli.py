@@ -128,6 +128,17 @@ def test_estimate_json_fields_and_bounds():
     assert all(d["reason"] for d in declined)  # (the 2-D gossip algorithms decline a ring too)
 
 
+def test_estimate_of_a_symmetric_schedule_at_65536_ranks_walks_one_rank():
+    # the ring allreduce at P = 65,536 is 17 billion ops whole; its estimate walks rank 0's 4 P ops for every rank
+    # (docs/models.md, "One rank for every rank") and gives the header's cost, 2 (P-1)(alpha + m beta) plus the
+    # (P-1) reductions and copies of m bytes (m = n / P)
+    p = run("estimate", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "65536", "--sizes", "1MiB",
+            "--model", "hockney:alpha=1.6us,beta=0.3125ns/B,gamma=0.2ns/B,rho=0.1ns/B", "--json", check=0)
+    P, m = 65536, (1 << 20) / 65536
+    want = 2 * (P - 1) * (1.6e-6 + m * 0.3125e-9) + (P - 1) * m * (0.2e-9 + 0.1e-9)
+    assert json.loads(p.stdout)["results"][0]["time_s"] == pytest.approx(want, rel=1e-9)
+
+
 def test_estimate_table_and_plot(tmp_path):
     png = tmp_path / "sub" / "a2a.png"
     args = ("estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr", "--sizes", "16B..4KiB",

@@ -308,3 +308,41 @@ def test_a_failed_piece_fails_the_sweep_on_every_rank():
     lines = sorted(r.stdout.splitlines())
     assert lines == ["0 [10, 11, 12, 13, 14, 15]", "0 raised piece 3 failed",
                      "1 [10, 11, 12, 13, 14, 15]", "1 raised piece 3 failed"], r.stdout
+
+
+# ------------------------------------------------------------------------------------------- one rank for all
+def _priced(collective, P, machine, one_rank):
+    """Every candidate's estimate at 8 B..4 MiB, from rank 0's programs where they stand for all (one_rank) or
+    from the whole schedules."""
+    m = planner.resolve_machine(model=machine) if ":" in machine else planner.resolve_machine(machine)
+    prob = planner.resolve_problem(collective, P, None)
+    sizes = [0] if collective == "barrier" else [8, 1000, 65536, 4 << 20]
+    found, declined = planner.candidates(prob, m, sizes, one_rank=one_rank)
+    times = planner.price_estimate([s for _, s in found], sizes, m.model, prob.topology, progress=False)
+    return [c.label() for c, _ in found], times, sum(not s.whole for _, s in found)
+
+
+# this machine's Open MPI calibration at P = 4 (bench/planner/host/openmpi-P4.toml) without its host channel
+LOGGP_CPU = "loggp:L=590.562ns,o=137.75ns,g=74.373ns,G=56.8085ps/B,O=37.8061ps/B,cpu=1,gamma=19.399ps/B,rho=10.2443ps/B"
+
+
+@pytest.mark.parametrize("machine,symmetric", [("ib-qdr", True), (LOGGP_CPU, True), ("paragon", False)])
+def test_one_rank_estimates_price_every_candidate_as_the_whole_walk(machine, symmetric):
+    # the planner's fast path (schedule/symmetry.hpp): rank 0's program alone of every symmetric candidate gives the
+    # whole walk's times to the bit, so the same choices; hockney (ib-qdr) and loggp with cpu = 1. The Paragon's
+    # ports are simplex: there every candidate is walked whole
+    singles = 0
+    for collective in planner.PLANNED:
+        for P in (*range(2, 18), 31, 32, 33, 64, 100, 128, 256) if symmetric else range(2, 10):
+            one = _priced(collective, P, machine, True)
+            whole = _priced(collective, P, machine, False)
+            assert one[:2] == whole[:2], (collective, P)
+            assert whole[2] == 0
+            singles += one[2]
+    # the rings, Bruck, recursive doubling, dissemination ... were priced from one rank
+    assert singles > 400 if symmetric else singles == 0
+
+
+def test_one_rank_estimates_at_1024_ranks():
+    one, whole = _priced("allreduce", 1024, "ib-qdr", True), _priced("allreduce", 1024, "ib-qdr", False)
+    assert one[:2] == whole[:2] and one[2] >= 4
