@@ -8,6 +8,8 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/symmetry.hpp"
+#include "collplan/schedule/text.hpp"
+#include "collplan/verify/verify.hpp"
 
 namespace collplan {
 namespace {
@@ -67,6 +69,19 @@ TEST(Symmetry, CheckNamesTheFirstRankThatDiffers) {
     EXPECT_THROW(check_symmetry(s, Symmetry::xor_), Error);  // P = 5 is no power of two
     EXPECT_EQ(parse_symmetry("xor"), Symmetry::xor_);
     EXPECT_THROW(parse_symmetry("mirror"), Error);
+}
+
+TEST(Symmetry, TheTextKeepsTheClaimAndTheVerifierChecksIt) {
+    const Topology full = Topology::full(8);
+    Schedule s = make_schedule("allreduce/recursive_doubling", 8, full);
+    ASSERT_EQ(s.symmetry, Symmetry::xor_);
+    EXPECT_EQ(from_text(to_text(s)), s);
+    EXPECT_TRUE(verify(s).ok);
+    s.symmetry = Symmetry::cyclic;  // a false claim
+    const VerifyResult v = verify(s);
+    EXPECT_FALSE(v.ok);
+    EXPECT_EQ(v.reason, "asymmetric");
+    EXPECT_EQ(v.message, "the schedule declares cyclic symmetry but rank 1 op 0: peer 0, expected 2");
 }
 
 TEST(Symmetry, OneRankEstimateRefusesWhatBreaksTheSymmetry) {

@@ -86,7 +86,7 @@ def test_verify_says_whether_an_allreduce_is_rank_consistent(tmp_path):
     # A schedule file that claims rank_consistent falsely fails.
     text = collplan.schedule("allreduce/nway_dissemination", ranks=3, params={"n": 1}).to_text()
     f = tmp_path / "claims.txt"
-    f.write_text(text.replace("\nflags needs_commutative\n", "\nflags needs_commutative rank_consistent\n"))
+    f.write_text(text.replace("\nflags needs_commutative", "\nflags needs_commutative rank_consistent", 1))
     p = run("verify", "--schedule", str(f), check=1)
     assert "FAILED (rank-inconsistent): the schedule declares rank_consistent but out[0]" in p.stdout, p.stdout
 

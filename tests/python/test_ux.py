@@ -243,7 +243,9 @@ def test_help_shows_defaults():
 
 # ------------------------------------------------------------------------------------------- progress
 def test_progress_lines_when_stderr_is_a_pipe():
-    args = ["estimate", "--collective", "alltoall", "--algorithm", "all", "--machine", "ib-qdr"]
+    # simplex ports: every rank walked (no one-rank estimate), long enough for progress lines
+    args = ["estimate", "--collective", "alltoall", "--algorithm", "all", "--ranks", "128", "--model",
+            "hockney:alpha=1.6us,beta=0.3125ns/B,duplex=0"]
     r = cp(*args, env={"COLLPLAN_PROGRESS_SECONDS": "0.05"})
     assert r.returncode == 0
     lines = [ln for ln in r.stderr.splitlines() if ln]

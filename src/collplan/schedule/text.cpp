@@ -170,6 +170,7 @@ void put_header(std::string& o, const Schedule& s) {
     if (s.needs_inverse) o += " needs_inverse";
     if (s.idempotent_only) o += " idempotent_only";
     if (s.rank_consistent) o += " rank_consistent";
+    if (s.symmetry != Symmetry::none) o += s.symmetry == Symmetry::cyclic ? " cyclic_symmetric" : " xor_symmetric";
     o += '\n';
     if (describe(s.collective()).rooted) {
         o += "root ";
@@ -584,7 +585,10 @@ void parse_flags(Line& ln, Schedule& s) {
         else if (w == "needs_inverse") s.needs_inverse = true;
         else if (w == "idempotent_only") s.idempotent_only = true;
         else if (w == "rank_consistent") s.rank_consistent = true;
-        else ln.fail("a flag (needs_commutative, needs_inverse, idempotent_only, rank_consistent)");
+        else if (w == "cyclic_symmetric") s.symmetry = Symmetry::cyclic;
+        else if (w == "xor_symmetric") s.symmetry = Symmetry::xor_;
+        else ln.fail("a flag (needs_commutative, needs_inverse, idempotent_only, rank_consistent, cyclic_symmetric, "
+                     "xor_symmetric)");
         ln.word();
     }
 }

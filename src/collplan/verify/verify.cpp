@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "collplan/schedule/reduction.hpp"
+#include "collplan/schedule/symmetry.hpp"
 #include "collplan/schedule/walk.hpp"
 
 namespace collplan {
@@ -689,6 +690,22 @@ VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job)
     } catch (Failure& f) {
         f.result.rank_consistent = f.result.rank_consistent && !describe(s.collective()).reduction;
         return f.result;
+    }
+    // the claim the one-rank estimate relies on (schedule/symmetry.hpp), checked after the data flow so that a
+    // broken schedule reports its first violation
+    if (s.symmetry != Symmetry::none && s.whole()) {
+        std::string why;
+        try {
+            why = check_symmetry(s, s.symmetry);
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        if (!why.empty()) {
+            VerifyResult bad{false, "asymmetric", "the schedule declares " + std::string(to_string(s.symmetry)) +
+                                                      " symmetry but " + why};
+            bad.rank_consistent = !describe(s.collective()).reduction;  // as for every failure
+            return bad;
+        }
     }
     return v.result();
 }
