@@ -13,7 +13,8 @@
 // message books are rank 0's. The whole walk books a resource in (time, kind, op index, rank) order, and events that
 // differ only in their rank touch different ranks' resources (with duplex ports and no host channel: the group
 // acts regularly, so no two senders reach one receiver with the same op index); so both walks serve every
-// resource in the same order and give the same times to the bit (tests/python/test_symmetry.py).
+// resource in the same order and give the same times to the bit (tests/cpp/test_symmetry.cpp,
+// tests/python/test_planner.py).
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
