@@ -46,7 +46,7 @@ def schedules() -> None:
         "collplan-schedule 1  # comment\n"
         "collective allreduce\nranks 2\nblocks in=2 out=2 tmp=1\n"
         'algorithm "a \\"quoted\\" \\x41"\nparams k=2\ntopology ring:2\n'
-        "flags needs_commutative needs_inverse idempotent_only rank_consistent\n"
+        "flags needs_commutative needs_inverse idempotent_only rank_consistent cyclic_symmetric\n"
         "rank 0\n  0: copy in[0+2] -> out[0+2]\n  1: send to 1 tag 3 out[0+1] units 5 port 1 ties 1\n"
         "  2: | recv from 1 tag 3 tmp[0+1]\n  3: reduce tmp[0+1] -> out[0+1] reverse inverse after 1,2\n"
         "  4: calc 7\n  5: barrier\n"
