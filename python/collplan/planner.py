@@ -347,6 +347,10 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
     m = resolve_machine(machine) if machine else machine  # read once; setup refuses none
     plan_, scheds = setup(collective, ranks, topology, m, sizes, op, evaluator, max_memory, root)
     if evaluator == "estimate":
+        one = sum(not s.whole for s in scheds)
+        if one:
+            plan_.notes.append(f"{one} of {len(scheds)} candidates priced from rank 0's program alone, the same times "
+                               "as every rank's (symmetric schedules: docs/models.md, \"One rank for every rank\")")
         plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory, sweep)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
 

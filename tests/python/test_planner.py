@@ -343,6 +343,14 @@ def test_one_rank_estimates_price_every_candidate_as_the_whole_walk(machine, sym
     assert singles > 400 if symmetric else singles == 0
 
 
+def test_the_plan_says_how_many_candidates_one_rank_priced():
+    p = planner.plan("allreduce", ranks=64, machine="ib-qdr", progress=False)
+    assert any(n.startswith(f"{sum(c.algorithm != 'allreduce/recexch' or c.param_dict.get('k') == '2' for c in p.candidates)}"
+                            f" of {len(p.candidates)} candidates priced from rank 0's program") for n in p.notes), p.notes
+    simplex = planner.plan("allreduce", ranks=64, machine="paragon", progress=False)
+    assert not any("rank 0's program" in n for n in simplex.notes)
+
+
 def test_one_rank_estimates_at_1024_ranks():
     one, whole = _priced("allreduce", 1024, "ib-qdr", True), _priced("allreduce", 1024, "ib-qdr", False)
     assert one[:2] == whole[:2] and one[2] >= 4
