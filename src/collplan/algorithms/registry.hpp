@@ -11,6 +11,7 @@
 // algorithms. Code that names one algorithm does so for a purpose of its own: the Python MPI module's default per
 // collective (python/collplan/mpi.py), the reproductions of the papers, a paper family's closed forms.
 #pragma once
+#include <bit>
 #include <functional>
 #include <map>
 #include <ranges>
@@ -121,7 +122,7 @@ Registry& mutable_registry();
 // Algorithm::symmetry declarations the algorithms share.
 inline Symmetry cyclic_symmetry(const Problem&) { return Symmetry::cyclic; }
 inline Symmetry xor_symmetry(const Problem& p) {  // at P = 2^d; none elsewhere
-    return p.ranks > 0 && (p.ranks & (p.ranks - 1)) == 0 ? Symmetry::xor_ : Symmetry::none;
+    return p.ranks > 0 && std::has_single_bit(static_cast<unsigned>(p.ranks)) ? Symmetry::xor_ : Symmetry::none;
 }
 // allgatherv, reduce_scatter: cyclic when every rank's count is the same (the ops' units follow the counts).
 inline Symmetry cyclic_if_even(const Problem& p) {

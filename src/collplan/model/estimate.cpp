@@ -18,7 +18,6 @@
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
-#include <map>
 #include <queue>
 #include <vector>
 
@@ -43,23 +42,19 @@ struct Event {
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
-// Rank 0's k-th send to j with tag t meets, in every rank's terms, rank 0's k-th receive from inverse(j) with tag t.
+// Rank 0's k-th send to j with tag t meets, in every rank's terms, rank 0's k-th receive from inverse(j) with tag t:
+// the channel (inverse(j) -> 0, t) of the walker's Matcher, both sides posted in program order.
 std::vector<uint32_t> symmetric_partners(const RankProgram& prog, Symmetry sym, int P) {
     std::vector<uint32_t> partner(prog.ops.size(), kNoPartner);
-    std::map<std::pair<int, int32_t>, std::vector<uint32_t>> recvs;  // (from, tag) -> recvs in program order
-    for (uint32_t k = 0; k < prog.ops.size(); ++k)
-        if (prog.ops[k].kind == OpKind::recv) recvs[{prog.ops[k].peer, prog.ops[k].tag()}].push_back(k);
-    std::map<std::pair<int, int32_t>, size_t> used;
+    Matcher channels(1);
     for (uint32_t k = 0; k < prog.ops.size(); ++k) {
         const Op& op = prog.ops[k];
-        if (op.kind != OpKind::send) continue;
-        const std::pair<int, int32_t> key{inverse(sym, P, op.peer), op.tag()};
-        const auto it = recvs.find(key);
-        size_t& n = used[key];
-        if (it == recvs.end() || n >= it->second.size()) continue;
-        const uint32_t q = it->second[n++];
-        partner[k] = q;
-        partner[q] = k;
+        if (!is_comm(op.kind)) continue;
+        const bool send = op.kind == OpKind::send;
+        if (const auto q = channels.post(send, send ? inverse(sym, P, op.peer) : op.peer, 0, op.tag(), k)) {
+            partner[k] = static_cast<uint32_t>(*q);
+            partner[*q] = k;
+        }
     }
     return partner;
 }

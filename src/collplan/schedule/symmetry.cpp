@@ -56,6 +56,19 @@ std::string compare(const Schedule& s, Symmetry sym, int j) {
     return "";
 }
 
+// Whether distance(g(a), g(b)) = distance(a, b) for every move g of the group.
+bool keeps_distances(Symmetry sym, const Topology& topo) {
+    switch (topo.kind()) {
+        case TopoKind::full: return true;
+        case TopoKind::ring: return sym == Symmetry::cyclic;
+        case TopoKind::torus: return sym == Symmetry::cyclic && topo.dims().size() == 1;
+        case TopoKind::hypercube: return sym == Symmetry::xor_;
+        case TopoKind::fattree:  // XOR keeps which base-k digits two leaves share when k is a power of two
+            return sym == Symmetry::xor_ && std::has_single_bit(static_cast<unsigned>(topo.dims()[0]));
+        default: return false;
+    }
+}
+
 }  // namespace
 
 std::string check_symmetry(const Schedule& s, Symmetry sym) {
@@ -72,13 +85,8 @@ std::string symmetric_estimate_refusal(Symmetry sym, const Topology& topo, const
     if (sym == Symmetry::none) return "the schedule declares no rank symmetry";
     if (!model.duplex) return "the model's ports are simplex (duplex=0)";
     if (model.host_beta > 0) return "the model has a host channel (host_beta)";
-    if (!model.uses_hops()) return "";
-    const TopoKind k = topo.kind();
-    const bool keeps = k == TopoKind::full ||
-                       (sym == Symmetry::cyclic && (k == TopoKind::ring || (k == TopoKind::torus && topo.dims().size() == 1))) ||
-                       (sym == Symmetry::xor_ && (k == TopoKind::hypercube ||
-                                                  (k == TopoKind::fattree && std::has_single_bit(static_cast<unsigned>(topo.dims()[0])))));
-    if (!keeps) return std::string("the model prices hops and ") + to_string(sym) + " moves change distances on " + topo.spec();
+    if (model.uses_hops() && !keeps_distances(sym, topo))
+        return std::string("the model prices hops and ") + to_string(sym) + " moves change distances on " + topo.spec();
     return "";
 }
 
