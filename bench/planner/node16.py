@@ -3,12 +3,15 @@ collective and size, the algorithm the estimate (or a simulator) chooses on a ma
 measured it, against the fastest collplan algorithm measured there -- and against the MPI library's own collective.
 
     .venv/bin/python bench/planner/node16.py [--machine FILE] [--evaluator estimate|loggp|flow] [--data DIR]
-                                             [--measured-only] [--cpu]
+                                             [--mpi openmpi|mpich] [--ranks P] [--measured-only] [--cpu]
+
+--data bench/planner/node16 --mpi mpich --ranks 8 scores the lent node's own runs (bench/planner/device.sh), whose
+files are named the same way (run_<collective>_<mpi>_P<P>.json, calibrate_<mpi>_P<P>.toml).
 
 The node measured every applicable algorithm once, with its default parameters (`collplan run ... --json`), so a
 choice is timed by its algorithm's measurement (a choice of nway_dissemination[n=3] is timed as the measured
 nway_dissemination[n=auto]); sizes the node did not measure for the chosen algorithm are left out and counted.
-The machine file defaults to the node's own calibration (calibrate_openmpi_P2.toml: one pair of ranks).
+The machine file defaults to the node's own calibration (calibrate_<mpi>_P2.toml: one pair of ranks).
 """
 from __future__ import annotations
 
@@ -61,9 +64,10 @@ def choices(collective: str, ranks: int, machine: str, sizes: list[int], evaluat
     return {n: min(times, key=lambda a: times[a][j]) for j, n in enumerate(sizes)}
 
 
-def rows(collective: str, machine: str, evaluator: str, data: Path, measured_only: bool = False) -> list[dict]:
-    times, native, sizes = measured(data / f"run_{collective}_openmpi_P16.json")
-    chosen = choices(collective, 16, machine, sizes, evaluator, sorted(times) if measured_only else None)
+def rows(collective: str, machine: str, evaluator: str, data: Path, measured_only: bool = False,
+         mpi: str = "openmpi", ranks: int = 16) -> list[dict]:
+    times, native, sizes = measured(data / f"run_{collective}_{mpi}_P{ranks}.json")
+    chosen = choices(collective, ranks, machine, sizes, evaluator, sorted(times) if measured_only else None)
     out = []
     for n in sizes:
         best = min((t[n], a) for a, t in times.items() if n in t)
@@ -74,14 +78,18 @@ def rows(collective: str, machine: str, evaluator: str, data: Path, measured_onl
     return out
 
 
-def summary(machine: str, evaluator: str, data: Path, measured_only: bool = False) -> str:
+def summary(machine: str, evaluator: str, data: Path, measured_only: bool = False, mpi: str = "openmpi",
+            ranks: int = 16) -> str:
     among = "the measured algorithms with their default parameters" if measured_only else "every candidate"
     lines = [f"Regret of `{evaluator}` on `{Path(machine).name}` choosing among {among}, against the node's "
-             "measurements (P = 16, Open MPI):",
+             f"measurements (P = {ranks}, {mpi}):",
              "", "| collective | median | worst | sizes over 1.25 (chosen, measured best) | slower than native |",
              "|---|---:|---:|---|---:|"]
     for c in COLLECTIVES:
-        rs = rows(c, machine, evaluator, data, measured_only)
+        if not (data / f"run_{c}_{mpi}_P{ranks}.json").exists():
+            lines.append(f"| {c} | - | - | not measured | - |")
+            continue
+        rs = rows(c, machine, evaluator, data, measured_only, mpi, ranks)
         reg = [r["regret"] for r in rs if r["regret"] is not None]
         bad = [f"{r['size']} B ({r['choice'].split('/')[1]}, {r['best'].split('/')[1]} {r['regret']:.2f}x)"
                for r in rs if r["regret"] is not None and r["regret"] > 1.25]
@@ -96,7 +104,9 @@ def summary(machine: str, evaluator: str, data: Path, measured_only: bool = Fals
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA), help="the node's measurements (default ../shared/data/node16)")
-    ap.add_argument("--machine", help="machine file (default: the node's calibrate_openmpi_P2.toml)")
+    ap.add_argument("--mpi", default="openmpi", help="which MPI's measurements (default openmpi)")
+    ap.add_argument("--ranks", type=int, default=16, help="which P's measurements (default 16)")
+    ap.add_argument("--machine", help="machine file (default: the node's calibrate_<mpi>_P2.toml)")
     ap.add_argument("--evaluator", default="estimate", choices=["estimate", "loggp", "flow"])
     ap.add_argument("--cpu", action="store_true", help="score the machine file with cpu = 1 in its [model], as "
                     "`collplan calibrate` writes it now (the node's file predates the key)")
@@ -106,7 +116,7 @@ def main() -> int:
     data = Path(a.data)
     if not data.is_dir():
         sys.exit(f"node16.py: no measurements at {data}")
-    machine = a.machine or str(data / "calibrate_openmpi_P2.toml")
+    machine = a.machine or str(data / f"calibrate_{a.mpi}_P2.toml")
     if a.cpu:
         import tempfile
         text = Path(machine).read_text()
@@ -115,7 +125,7 @@ def main() -> int:
         tmp = Path(tempfile.mkdtemp()) / Path(machine).name
         tmp.write_text(text.replace("[model]\n", '[model]\ncpu = "1"\n', 1))
         machine = str(tmp)
-    print(summary(machine, a.evaluator, data, a.measured_only))
+    print(summary(machine, a.evaluator, data, a.measured_only, a.mpi, a.ranks))
     return 0
 
 
