@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from ._core import CollplanError, format_bytes
 
 F_CRITICAL = 20.0  # F statistic a breakpoint must reach (two extra parameters); far above the 1% point of F(2, n)
+SWITCH_GROWTH = 0.05  # a step whose median time grows this much faster than its size marks a protocol switch
+SWITCH_MAX_BYTES = 1 << 20  # ... up to this size (eager limits are 4-256 KiB; above, cache effects grow faster too)
 MAX_MODEL_FACTOR = 10.0  # a fitted model off by more than this factor at a measured size is refused (check_fit)
 
 
@@ -152,8 +154,9 @@ def _sse(f: Fit) -> float:
 def fit_piecewise(x, y, min_points: int = 3, what: str = "piecewise fit") -> Piecewise | None:
     """The best split into two lines (each on at least min_points sizes), or None when one line is as good.
 
-    Every split between consecutive distinct sizes is tried; the one with the least total relative squared error
-    wins. It is accepted when F = ((SSE_1 - SSE_2) / 2) / (SSE_2 / (n - 4)) >= F_CRITICAL: two more parameters
+    Where the times show a protocol switch (_switch: a step where the time grows faster than the size), the split
+    is there; otherwise every split between consecutive distinct sizes is tried, and the one with the least total
+    relative squared error wins. It is accepted when F = ((SSE_1 - SSE_2) / 2) / (SSE_2 / (n - 4)) >= F_CRITICAL: two more parameters
     must explain far more than noise would. A few outliers (a size whose median was spoilt by other load on the
     machine) can hide a clear switch, so when the test fails, it is repeated once without the n/10 points that
     the two lines fit worst; the result then says how many points were left out (`trimmed`).
@@ -180,7 +183,8 @@ def _piecewise(x, y, min_points: int, what: str) -> Piecewise | None:
     x, y = [p[0] for p in pts], [p[1] for p in pts]
     one = fit_line(x, y, what)
     best = None
-    for k in range(min_points, len(x) - min_points + 1):
+    switch = _switch(x, y, min_points)
+    for k in [switch] if switch is not None else range(min_points, len(x) - min_points + 1):
         if x[k - 1] == x[k] or len(set(x[:k])) < 2 or len(set(x[k:])) < 2:
             continue
         lo, hi = fit_line(x[:k], y[:k], what), fit_line(x[k:], y[k:], what)
@@ -195,6 +199,23 @@ def _piecewise(x, y, min_points: int, what: str) -> Piecewise | None:
     f = ((_sse(one) - sse2) / 2) / (sse2 / dof) if sse2 > 0 else math.inf
     return Piecewise(low=lo, high=hi, eager_bytes=x[k - 1], next_bytes=x[k], f_stat=f,
                      max_rel=max(lo.max_rel, hi.max_rel), rms_rel=math.sqrt(sse2 / n))
+
+
+def _switch(x, y, min_points: int) -> int | None:
+    """The split k (x[:k] | x[k:]) just after a protocol switch, or None. A cost a + b m with a, b >= 0 grows at
+    most in proportion to the size, so a step between consecutive sizes (up to SWITCH_MAX_BYTES) whose median time
+    grows more than SWITCH_GROWTH faster than its size is a switch -- if the time stays up at the next size too,
+    within 10% (a single slow size is an outlier, not a switch). The steepest such step wins. The least-squares split misses a switch where the lines fit the whole
+    range poorly: Open MPI's shared-memory switch between 2 and 4 KiB on a 16-core node, fitted at 8-16 KiB
+    (bench/planner/node16/calibrate_openmpi_P16.toml's ping-pong; tests/python/test_calibrate.py)."""
+    best = None
+    for i in range(min_points - 1, len(x) - min_points):
+        if x[i] <= 0 or x[i + 1] > SWITCH_MAX_BYTES or i + 2 >= len(x) or y[i + 2] < 0.9 * y[i + 1]:
+            continue
+        growth = (y[i + 1] / y[i]) / (x[i + 1] / x[i])
+        if growth > 1 + SWITCH_GROWTH and (best is None or growth > best[0]):
+            best = (growth, i + 1)
+    return None if best is None else best[1]
 
 
 # ------------------------------------------------------------------------------------------------ models

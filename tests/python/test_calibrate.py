@@ -99,6 +99,28 @@ def test_piecewise_declines_a_single_line(seed):
     assert cal.fit_piecewise(SIZES, [noisy(1e-6 + 0.1e-9 * m, rng, 0.03) for m in SIZES]) is None
 
 
+def test_piecewise_places_a_switch_the_lines_fit_poorly():
+    """Open MPI's shared-memory switch on a 16-core node (bench/planner/node16/calibrate_openmpi_P16.toml, the
+    one-way medians in us at SIZES): 1.20 us at 2 KiB, 2.75 us at 4 KiB. Two lines fit 0 B-4 MiB so loosely
+    that the least-squares split lands at 8-16 KiB; the step where the time grows faster than the size is the
+    switch."""
+    us = [0.315, 0.411, 0.408, 0.411, 0.41, 0.498, 0.504, 0.616, 0.557, 0.636, 0.785, 0.914, 1.203, 2.748, 3.699,
+          5.339, 8.276, 14.096, 18.547, 34.658, 66.387, 131.005, 253.283, 470.051]
+    pw = cal.fit_piecewise(SIZES, [t * 1e-6 for t in us])
+    assert pw is not None and (pw.eager_bytes, pw.next_bytes) == (2048, 4096) and pw.f_stat >= cal.F_CRITICAL
+
+
+def test_piecewise_switch_needs_the_time_to_stay_up():
+    """One slow size (3x) in the latency range is an outlier, not a protocol switch: no split is placed at it."""
+    y = [1e-6 + 0.1e-9 * m for m in SIZES]
+    y[10] *= 3  # 512 B
+    assert cal._switch(SIZES, y, 3) is None
+    y[11] *= 3  # and every size from 512 B on: now it is a switch, after 256 B
+    for i in range(12, len(y)):
+        y[i] *= 3
+    assert cal._switch(SIZES, y, 3) == 10
+
+
 def test_piecewise_needs_enough_points():
     with pytest.raises(CollplanError, match="too few"):
         cal.fit_piecewise([1, 2, 3, 4], [1.0, 1.0, 2.0, 2.0])
