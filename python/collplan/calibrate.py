@@ -141,6 +141,11 @@ class Piecewise:
     def __call__(self, m: float) -> float:
         return self.low(m) if m <= self.eager_bytes else self.high(m)
 
+    def jump(self) -> float:
+        """How much longer the first size on the high line takes than the low line predicts there: the rendezvous
+        synchronisation (the model's rndv; LogGPS, Ino, Fujimoto, Hagihara 2001). 0 or less: no jump."""
+        return self.high(self.next_bytes) - self.low(self.next_bytes)
+
     def as_dict(self) -> dict:
         return {"low": self.low.as_dict(), "high": self.high.as_dict(), "eager_bytes": self.eager_bytes,
                 "next_bytes": self.next_bytes, "f_stat": self.f_stat, "max_rel": self.max_rel,
@@ -360,7 +365,8 @@ def model_oneway(r: dict, kind: str, m: float) -> float:
     """The one-way time of an m-byte message under the fitted model of this kind."""
     if kind == "hockney":
         return r["hockney"]["alpha"] + r["hockney"]["beta"] * m
-    return loggp_oneway(r["loggp"], m)
+    pw = r["hockney"]["piecewise"]  # as written: a rendezvous message pays the jump (rndv) on top
+    return loggp_oneway(r["loggp"], m) + (pw.jump() if pw and pw.jump() > 0 and m > pw.eager_bytes else 0.0)
 
 
 def check_fit(r: dict, kind: str) -> None:
@@ -434,6 +440,10 @@ def _sources(r: dict) -> dict:
         "eager": (f"breakpoint of a two-line fit of the ping-pong times over {len(pp_sizes)} sizes (F = "
                   f"{pw.f_stat:.0f}{', ' + str(pw.trimmed) + ' outliers left out' if pw.trimmed else ''}): the last size on the small-message line; next measured size {pw.next_bytes:g} B"
                   if pw else "no breakpoint found in the ping-pong times; LogGOPSim's default") + common,
+        **({"rndv": f"the jump of the one-way ping-pong time at the breakpoint: the large-message line minus the "
+                    f"small-message line at {pw.next_bytes:g} B ({fmt_time(pw.high(pw.next_bytes))} - "
+                    f"{fmt_time(pw.low(pw.next_bytes))}), the synchronisation of a rendezvous message (LogGPS, Ino, "
+                    f"Fujimoto, Hagihara 2001; docs/models.md){common}"} if pw and pw.jump() > 0 else {}),
         "o": f"mean of the time inside MPI_Send ({fmt_time(lg['o_send'])}) and inside MPI_Recv of an arrived message "
              f"({fmt_time(lg['o_recv'])}) at {osz[0]} B, {n} (Kielmann, Bal, Verstoep 2000){common}",
         "O": f"(one-way slope {fmt_per_byte(lg['oneway_slope'])} of the ping-pong above the breakpoint - G) / 2: the "
@@ -492,8 +502,10 @@ def _model_table(r: dict, kind: str) -> dict:
     if kind == "hockney":
         return {"kind": "hockney", "alpha": fmt_time(r["hockney"]["alpha"]),
                 "beta": fmt_per_byte(r["hockney"]["beta"]), **common}
-    if kind == "loggp":
-        return {"kind": "loggp", **_loggp_keys(lg), "cpu": "1", **common}
+    if kind == "loggp":  # LogGP's o and L are a small message's: a rendezvous message pays the jump on top
+        pw = r["hockney"]["piecewise"]
+        rndv = {"eager": f"{int(pw.eager_bytes)}B", "rndv": fmt_time(pw.jump())} if pw and pw.jump() > 0 else {}
+        return {"kind": "loggp", **_loggp_keys(lg), "cpu": "1", **rndv, **common}
     raise CollplanError(f"model kind '{kind}' is unknown (allowed: hockney, loggp)")
 
 
@@ -630,7 +642,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
         out.append(f"breakpoint  eager <= {pw.eager_bytes:g} B (next measured size {pw.next_bytes:g} B, F = "
                    f"{pw.f_stat:.0f}{f', {pw.trimmed} outliers left out' if pw.trimmed else ''}): below alpha = {fmt_time(pw.low.a)}, beta = {fmt_per_byte(pw.low.b)}; above "
                    f"alpha = {fmt_time(pw.high.a)}, beta = {fmt_per_byte(pw.high.b)}; two lines: max relative "
-                   f"residual {100 * pw.max_rel:.1f}%")
+                   f"residual {100 * pw.max_rel:.1f}%; jump at {pw.next_bytes:g} B (rndv) {fmt_time(pw.jump())}")
     else:
         out.append("breakpoint  none found (one line fits as well as two)")
     out += [f"loggp     L = {fmt_time(loggp_L(lg))}{' (measured ' + fmt_time(lg['L']) + ', kept at one clock read)' if lg['L_clamped'] else ''}, "
@@ -657,7 +669,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
         t = r["pingpong"][m]["median"]
         hk = h["alpha"] + h["beta"] * m
         two = pw(m) if pw else hk
-        lgp = loggp_oneway(lg, m)
+        lgp = model_oneway(r, "loggp", m)
         out.append(f"{format_bytes(m):>10s} {fmt_time(t):>10s} {fmt_time(hk):>8s} {_pct(hk / t - 1):>6s} {fmt_time(two):>9s} "
                    f"{_pct(two / t - 1):>6s} {fmt_time(lgp):>9s} {_pct(lgp / t - 1):>6s}")
     return "\n".join(out)

@@ -206,15 +206,18 @@ void Simulation::start_message(int r, uint32_t k, double t) {
     send_port = begin + mt.send_busy;
     recv_port = begin + mt.recv_busy;
     if (mt.send_cpu > 0) sender.cpu_free = begin + mt.send_cpu;
-    double recv_done = begin + mt.recv_done;
+    // a rendezvous message moves its data after the synchronisation: both ends complete that much later, while
+    // the ports are booked from begin (another message's data may pass during the synchronisation)
+    const double h = model_.handshake_s(bytes);
+    double recv_done = begin + h + mt.recv_done;
     if (model_.shares_host(r, j)) {  // the host's channel moves its bytes after every byte booked before them,
         // from the end of the message's start-up on (its zero-byte time): T = start-up + max(pair, channel)
         const double startup = model_.message(0, topo_.distance(r, j)).recv_done;
         double& channel = host_free_[static_cast<size_t>(model_.host_of(r))];
-        channel = std::max(channel, begin + startup) + bytes * model_.host_beta;
+        channel = std::max(channel, begin + h + startup) + bytes * model_.host_beta;
         recv_done = std::max(recv_done, channel);
     }
-    push(begin + mt.send_done, false, r, k);
+    push(begin + h + mt.send_done, false, r, k);
     // with a receive overhead on the CPU (LogGP): the message arrives that much before, and the overhead runs when
     // it is there and the receiver's CPU is free (arrive); else the receive completes at recv_done
     if (mt.recv_cpu > 0) push(recv_done - mt.recv_cpu, true, jn, p);

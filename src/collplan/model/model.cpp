@@ -28,7 +28,7 @@ struct KeyDef {
 };
 
 // A common key: a field of Model.
-enum class Field : uint8_t { gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks };
+enum class Field : uint8_t { gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks, eager, rndv };
 struct CommonKey {
     const char* name;
     Unit unit;
@@ -48,6 +48,8 @@ double get_field(const Model& m, Field f) {
         case Field::barrier_per_dim: return m.barrier_per_dim_s;
         case Field::host_beta: return m.host_beta;
         case Field::host_ranks: return m.host_ranks;
+        case Field::eager: return m.eager_bytes;
+        case Field::rndv: return m.rndv_s;
     }
     return 0;
 }
@@ -62,6 +64,8 @@ void set_field(Model& m, Field f, double v) {
         case Field::barrier_per_dim: m.barrier_per_dim_s = v; break;
         case Field::host_beta: m.host_beta = v; break;
         case Field::host_ranks: m.host_ranks = static_cast<int>(v); break;
+        case Field::eager: m.eager_bytes = v; break;
+        case Field::rndv: m.rndv_s = v; break;
     }
 }
 
@@ -73,7 +77,9 @@ std::vector<CommonKey> common_keys(const std::string& kind) {
             {"barrier", Unit::time, Field::barrier, -1},
             {kind == "circuit" ? "q" : "barrier_per_dim", Unit::time, Field::barrier_per_dim, -1},
             {"host_beta", Unit::per_byte, Field::host_beta, 0},
-            {"host_ranks", Unit::ranks, Field::host_ranks, 0}};
+            {"host_ranks", Unit::ranks, Field::host_ranks, 0},
+            {"eager", Unit::size, Field::eager, 0},
+            {"rndv", Unit::time, Field::rndv, 0}};
 }
 
 // Shared part of the four models: the kind, its own keys and their values, and spec().

@@ -15,7 +15,10 @@
 // zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d), host_beta and host_ranks (the ranks of one host
 // share its memory: every message between two of them also passes through the host's channel of host_beta seconds
 // per byte; host_ranks consecutive ranks per host, 0 = all on one; the max-rate model of Gropp, Olson, Samfass,
-// "Modeling MPI communication performance on SMP nodes", EuroMPI 2016; docs/models.md "Ranks that share a host").
+// "Modeling MPI communication performance on SMP nodes", EuroMPI 2016; docs/models.md "Ranks that share a host"),
+// eager and rndv (a message of more than eager bytes goes by rendezvous: sender and receiver synchronise before the
+// data moves, and it arrives rndv later -- the S of LogGPS, Ino, Fujimoto, Hagihara, PPoPP 2001, with the
+// synchronisation's time measured by calibrate; docs/models.md "Eager and rendezvous").
 #pragma once
 #include <map>
 #include <memory>
@@ -57,6 +60,11 @@ public:
     double barrier_per_dim_s = -1; // >= 0: barrier time per log2(P) (circuit's Q(d) = q*d)
     double host_beta = 0;          // s/B through a host's shared channel, all its ranks' messages together (0: none)
     int host_ranks = 0;            // consecutive ranks per host (0: every rank on one host)
+    double eager_bytes = 0;        // messages of more bytes go by rendezvous ...
+    double rndv_s = 0;             // ... and arrive this much later (0: no rendezvous term)
+
+    // The rendezvous synchronisation a message of `bytes` pays on top of message() (0 for an eager message).
+    double handshake_s(double bytes) const { return rndv_s > 0 && bytes > eager_bytes ? rndv_s : 0; }
 
     // The host of a rank, and whether a message between two ranks goes through a host's channel (then its host).
     int host_of(int rank) const { return host_ranks > 0 ? rank / host_ranks : 0; }

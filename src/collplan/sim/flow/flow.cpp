@@ -115,7 +115,8 @@ FlowNet::FlowNet(const Topology& topo, const Model& model, const NetParams& net,
 void FlowNet::start(uint32_t id, const Message& m, Time now) {
     const int hops = topo_.distance(m.src, m.dst);
     const double b = m.bytes;
-    const double fixed = std::max(0.0, model_.message(b, hops).recv_done - b * model_.per_byte_s());
+    const double fixed =  // the message's latency (with a rendezvous synchronisation), then its bytes as a flow
+        std::max(0.0, model_.message(b, hops).recv_done - b * model_.per_byte_s()) + model_.handshake_s(b);
     q_.push(now + Time::seconds(fixed), SimEvent{id, 0, kBegin});
 }
 

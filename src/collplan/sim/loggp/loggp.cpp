@@ -11,6 +11,8 @@
 //   - arrival at t on the receiver (once nexto[c] <= t and nextgr[n] <= t, with the sender's c and n, else re-queued):
 //       nexto[c] = t + o + max(b O, b G), nextgr[n] = t + g + b G; it completes the oldest posted matching recv,
 //       or waits in the unexpected queue.
+//   - a rendezvous message of the model (more than its eager bytes, with rndv; collplan only) arrives rndv later:
+//       the sender and receiver synchronise before the data moves (docs/models.md "Eager and rendezvous").
 //   - ranks that share a host (the model's host_beta, collplan only): a message between two of them also books
 //       s host_beta on the host's channel from its arrival at t + o + L on, after every byte booked before it
 //       (channel = max(channel, t + o + L) + s host_beta), and arrives no earlier than channel - max(b O, b G):
@@ -328,7 +330,7 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
     msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
     ++messages_;
-    Time arrival = t + p_.o + p_.L;
+    Time arrival = t + p_.o + p_.L + Time::seconds(model_.handshake_s(static_cast<double>(s)));
     if (model_.shares_host(r, o.peer)) {  // its receive completes no earlier than the host's channel moved its bytes
         Time& channel = host_free_[static_cast<size_t>(model_.host_of(r))];
         channel = max(channel, arrival) + Time::seconds(static_cast<double>(s) * model_.host_beta);
