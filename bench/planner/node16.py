@@ -3,7 +3,7 @@ collective and size, the algorithm the estimate (or a simulator) chooses on a ma
 measured it, against the fastest collplan algorithm measured there -- and against the MPI library's own collective.
 
     .venv/bin/python bench/planner/node16.py [--machine FILE] [--evaluator estimate|loggp|flow] [--data DIR]
-                                             [--mpi openmpi|mpich] [--ranks P] [--measured-only] [--cpu]
+                                             [--mpi openmpi|mpich] [--ranks P] [--measured-only] [--cpu] [--refit]
 
 --data bench/planner/node16 --mpi mpich --ranks 8 scores the lent node's own runs (bench/planner/device.sh), whose
 files are named the same way (run_<collective>_<mpi>_P<P>.json, calibrate_<mpi>_P<P>.toml).
@@ -11,7 +11,9 @@ files are named the same way (run_<collective>_<mpi>_P<P>.json, calibrate_<mpi>_
 The node measured every applicable algorithm once, with its default parameters (`collplan run ... --json`), so a
 choice is timed by its algorithm's measurement (a choice of nway_dissemination[n=3] is timed as the measured
 nway_dissemination[n=auto]); sizes the node did not measure for the chosen algorithm are left out and counted.
-The machine file defaults to the node's own calibration (calibrate_<mpi>_P2.toml: one pair of ranks).
+The machine file defaults to the node's own calibration (calibrate_<mpi>_P2.toml: one pair of ranks). --refit scores
+it with the breakpoint and rendezvous jump that `collplan calibrate` now derives from the same ping-pong medians
+(kept in the file's [calibration]): eager and rndv in [model], eager in [network].
 """
 from __future__ import annotations
 
@@ -106,6 +108,21 @@ def summary(machine: str, evaluator: str, data: Path, measured_only: bool = Fals
     return "\n".join(lines)
 
 
+def refit(text: str) -> str:
+    """The machine file with eager and rndv as calibrate derives them now from the ping-pong medians it recorded."""
+    import re
+    import tomllib
+    from collplan import calibrate as cal
+    from collplan.calibrate import fmt_time
+    c = tomllib.loads(text)["calibration"]
+    pw = cal.fit_piecewise(c["pingpong_sizes_bytes"], c["pingpong_oneway_median_s"])
+    text = re.sub(r'(\[network\][^\[]*?)eager = "\d+B"', lambda m: m.group(1) + f'eager = "{int(pw.eager_bytes)}B"',
+                  text, flags=re.S) if pw else text
+    if pw and pw.jump() > 0 and "\nrndv = " not in text:
+        text = text.replace("[model]\n", f'[model]\neager = "{int(pw.eager_bytes)}B"\nrndv = "{fmt_time(pw.jump())}"\n', 1)
+    return text
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA), help="the node's measurements (default ../shared/data/node16)")
@@ -115,6 +132,8 @@ def main() -> int:
     ap.add_argument("--evaluator", default="estimate", choices=["estimate", "loggp", "flow"])
     ap.add_argument("--cpu", action="store_true", help="score the machine file with cpu = 1 in its [model], as "
                     "`collplan calibrate` writes it now (the node's file predates the key)")
+    ap.add_argument("--refit", action="store_true", help="score the machine file with the breakpoint and rendezvous "
+                    "jump calibrate derives now from the ping-pong it recorded (eager, rndv)")
     ap.add_argument("--measured-only", action="store_true", help="choose among the measured algorithms with their "
                     "default parameters only (what the node timed), not every parameter set")
     a = ap.parse_args()
@@ -122,13 +141,15 @@ def main() -> int:
     if not data.is_dir():
         sys.exit(f"node16.py: no measurements at {data}")
     machine = a.machine or str(data / f"calibrate_{a.mpi}_P2.toml")
-    if a.cpu:
+    if a.cpu or a.refit:
         import tempfile
         text = Path(machine).read_text()
-        if "[model]\n" not in text or "\ncpu = " in text:
+        if a.cpu and ("[model]\n" not in text or "\ncpu = " in text):
             sys.exit(f"node16.py: --cpu needs a machine file with a [model] table and no cpu key: {machine}")
+        if a.cpu:
+            text = text.replace("[model]\n", '[model]\ncpu = "1"\n', 1)
         tmp = Path(tempfile.mkdtemp()) / Path(machine).name
-        tmp.write_text(text.replace("[model]\n", '[model]\ncpu = "1"\n', 1))
+        tmp.write_text(refit(text) if a.refit else text)
         machine = str(tmp)
     print(summary(machine, a.evaluator, data, a.measured_only, a.mpi, a.ranks))
     return 0
