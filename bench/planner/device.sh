@@ -9,7 +9,8 @@
 # Run from the repository root with .dev carried: .dev/mpi/{openmpi,mpich} (copies of .mpi; MPICH's ABI library left
 # out for size) and .dev/whl (mpi4py, nanobind, scikit-build-core, pathspec wheels for the node's Python). Everything
 # lands in $OUT/results.tgz (re-packed after each step, so a run cut short keeps what it measured) and $OUT/log.txt.
-# RANKS="4 2" WHL=dir PY=python runs the same at a smaller scale (how it was tried on the 2-core VM first).
+# RANKS="4 2" WHL=dir PY=python runs the same at a smaller scale (how it was tried on the 2-core VM first);
+# ONLY=calibrate runs the calibrations alone.
 set -u
 R=$PWD
 OUT=${OUT:-$R/device-out}
@@ -63,6 +64,14 @@ sweep() {  # sweep ABI P SUFFIX: every algorithm of the five collectives, and th
   done
   save
 }
+if [ "${ONLY:-}" = calibrate ]; then  # ONLY=calibrate: the calibrations alone (P = RANKS and 2), e.g. after calibrate changed
+  for P in $RANKS 2; do for abi in openmpi mpich; do
+    step "$abi P=$P calibrate"
+    launch $abi $P $CP calibrate --out "$RES/calibrate_${abi}_P$P.toml" > "$RES/calibrate_${abi}_P$P.txt" 2>&1 ||
+      tail -5 "$RES/calibrate_${abi}_P$P.txt"
+  done; done
+  save; step done; exit 0
+fi
 for P in $RANKS; do
   for abi in openmpi mpich; do
     step "$abi P=$P calibrate"

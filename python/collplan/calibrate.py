@@ -30,6 +30,7 @@ from ._core import CollplanError, format_bytes
 F_CRITICAL = 20.0  # F statistic a breakpoint must reach (two extra parameters); far above the 1% point of F(2, n)
 SWITCH_GROWTH = 0.05  # a step whose median time grows this much faster than its size marks a protocol switch
 SWITCH_MAX_BYTES = 1 << 20  # ... up to this size (eager limits are 4-256 KiB; above, cache effects grow faster too)
+CALL_BYTES_MAX = 1024  # local operations below this size time the call (reduce_call, copy_call), not the bytes
 MAX_MODEL_FACTOR = 10.0  # a fitted model off by more than this factor at a measured size is refused (check_fit)
 
 
@@ -342,8 +343,12 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
     lg["L_floor"] = clock  # L is kept at least one clock read: below that the difference T(0) - 2o is noise
     lg["L_clamped"] = lg["L"] < clock
     red, cp = _medians(data["reduce"]), _medians(data["copy"])
-    gamma = fit_local(list(red), list(red.values()), "reduction fit")
-    rho = fit_local(list(cp), list(cp.values()), "copy fit")
+    # the per-byte slopes from 1 KiB on; the time of one call of the smallest size (one double) is the cost per call
+    gamma = fit_local([m for m in red if m >= CALL_BYTES_MAX], [t for m, t in red.items() if m >= CALL_BYTES_MAX],
+                      "reduction fit")
+    rho = fit_local([m for m in cp if m >= CALL_BYTES_MAX], [t for m, t in cp.items() if m >= CALL_BYTES_MAX],
+                    "copy fit")
+    calls = {name: (d[min(d)] if min(d) < CALL_BYTES_MAX else None) for name, d in (("reduce", red), ("copy", cp))}
     spreads = [(pp[m]["spread"], m) for m in sizes]
     channel = fit_host(data.get("streams", {}), data.get("reduce_busy", {}), data.get("host_ranks", 0),
                        data.get("hosts", 1))
@@ -354,7 +359,7 @@ def build(data: dict, coarse, P: int, library: str, abi: str, reps: int, quick: 
         "loggp": lg, "gamma": gamma, "rho": rho,
         "pingpong": {m: pp[m] for m in sizes}, "gap": dict(zip(gsizes, gap)),
         "burst_count": {m: data["burst_count"][m] for m in gsizes},
-        "o_send": o_send, "o_recv": o_recv, "reduce": red, "copy": cp,
+        "o_send": o_send, "o_recv": o_recv, "reduce": red, "copy": cp, "calls": calls,
         "barrier": summarize(data["barrier"], "barrier"), "timer": summarize(data["timer"], "timer"),
         "spread_median": sorted(s for s, _ in spreads)[len(spreads) // 2], "spread_worst": max(spreads),
         "host_channel": channel, "stream_count": dict(data.get("stream_count", {})),
@@ -457,6 +462,10 @@ def _sources(r: dict) -> dict:
              f"{r['burst_count'][gsz[0]]} back-to-back MPI_Send (Kielmann et al. 2000){common}",
         "G": f"slope of the gap g(m) over {lg['G_fit'].n} sizes {lg['G_fit'].x_min:g}..{lg['G_fit'].x_max:g} B "
              f"(Hoefler et al. 2007); {_quality(lg['G_fit'])}{common}",
+        **{f"{name}_call": f"median time of one {what} of {min(r[name])} B, all ranks at once: the cost of a call, "
+                            f"which every {name} op pays on top of its bytes (docs/models.md){common}"
+           for name, what in (("reduce", "MPI_Reduce_local (double, sum)"), ("copy", "memmove"))
+           if r.get("calls", {}).get(name)},
         "gamma": f"slope of MPI_Reduce_local(MPI_DOUBLE, MPI_SUM) time (what the executor calls) over "
                  f"{r['gamma'].n} sizes {r['gamma'].x_min:g}..{r['gamma'].x_max:g} B, all ranks at once; "
                  f"{_quality(r['gamma'])}{common}",
@@ -493,9 +502,19 @@ def _fmt_bw(rate: float) -> str:
     return f"{rate / 1e9:.3g} GB/s"
 
 
+def _call(r: dict, name: str) -> float:
+    """The time of one local call ('reduce' or 'copy'): measured at the smallest size where calibrate timed one
+    (older runs: the intercept of the per-byte line)."""
+    t = r.get("calls", {}).get(name)
+    return t if t is not None else r["gamma" if name == "reduce" else "rho"].a
+
+
 def _model_table(r: dict, kind: str) -> dict:
     lg = r["loggp"]
     common = {"gamma": fmt_per_byte(r["gamma"].b), "rho": fmt_per_byte(r["rho"].b)}
+    for name in ("reduce", "copy"):
+        if r.get("calls", {}).get(name):
+            common[f"{name}_call"] = fmt_time(r["calls"][name])
     hc = r.get("host_channel")
     if hc and hc["beta"] is not None:
         common.update(host_beta=fmt_per_byte(hc["beta"]), host_ranks=str(hc["ranks"]))
@@ -558,7 +577,8 @@ def _calibration_table(r: dict) -> dict:
              loadavg_before=r.get("loadavg_before", [0.0]), loadavg_after=r.get("loadavg_after", [0.0]),
              o_send_s=lg["o_send"], o_recv_s=lg["o_recv"], L_measured_s=lg["L"], G_r2=lg["G_fit"].r2,
              G_max_rel=lg["G_fit"].max_rel, gamma_r2=r["gamma"].r2, gamma_max_rel=r["gamma"].max_rel,
-             reduce_call_s=r["gamma"].a, rho_r2=r["rho"].r2, rho_max_rel=r["rho"].max_rel, copy_call_s=r["rho"].a,
+             reduce_call_s=_call(r, "reduce"), rho_r2=r["rho"].r2, rho_max_rel=r["rho"].max_rel,
+             copy_call_s=_call(r, "copy"),
              barrier_median_s=r["barrier"]["median"], clock_read_s=r["timer"]["median"],
              pingpong_spread_median=r["spread_median"], pingpong_spread_worst=r["spread_worst"][0],
              pingpong_sizes_bytes=xs, pingpong_oneway_median_s=[pp[m]["median"] for m in xs],
@@ -650,7 +670,8 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
             f"g = {fmt_time(lg['g'])}, G = {fmt_per_byte(lg['G'])} ({_fmt_rate(lg['G'])}), "
             f"O = {fmt_per_byte(max(lg['O'], 0))} (direct: {fmt_per_byte(lg['O_direct'])})",
             f"          G fit: {_quality(lg['G_fit'])}",
-            f"local     gamma = {fmt_per_byte(r['gamma'].b)} (MPI_Reduce_local, double sum; {_quality(r['gamma'])})",
+            f"local     gamma = {fmt_per_byte(r['gamma'].b)} (MPI_Reduce_local, double sum; {_quality(r['gamma'])})"
+            + (f"; {fmt_time(r['calls']['reduce'])} per call" if r.get("calls", {}).get("reduce") else ""),
             f"          rho = {fmt_per_byte(r['rho'].b)} (memmove; {_quality(r['rho'])})",
             *_host_report(r),
             f"barrier   MPI_Barrier {fmt_time(r['barrier']['median'])} (median; not in the model: the executor's "

@@ -121,7 +121,7 @@ TEST(ModelErrors, Messages) {
     EXPECT_EQ(error_of("foo:a=1"), "model 'foo:a=1': unknown kind 'foo' (allowed: hockney, wormhole, circuit, loggp)");
     EXPECT_EQ(error_of("hockney:alpha=1us,beta=1ns/B,L=3us"),
               "model 'hockney:alpha=1us,beta=1ns/B,L=3us': unknown key 'L' for hockney (allowed: alpha, beta, "
-              "gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks, eager, rndv)");
+              "gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks, eager, rndv, reduce_call, copy_call)");
     EXPECT_EQ(error_of("hockney:alpha,beta=1ns/B"),
               "model 'hockney:alpha,beta=1ns/B': expected key=value, got 'alpha'");
     EXPECT_EQ(error_of("hockney:alpha=1us,alpha=2us,beta=1ns/B"),

@@ -60,11 +60,12 @@ def _sizes(max_size: int, quick: bool) -> list[int]:
 
 
 def _local_sizes(max_size: int, quick: bool) -> list[int]:
-    out, m = [], 1024
+    """8 B (one double: the cost of a call, reduce_call and copy_call), then 1 KiB .. max_size (the slope)."""
+    out, m = [8], 1024
     while m <= max_size:
         out.append(m)
         m *= 16 if quick else 4
-    return out or [max(8, max_size // 8 * 8)]
+    return out
 
 
 def _batch(estimate_s: float) -> int:

@@ -28,7 +28,9 @@ struct KeyDef {
 };
 
 // A common key: a field of Model.
-enum class Field : uint8_t { gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks, eager, rndv };
+enum class Field : uint8_t {
+    gamma, rho, ports, duplex, barrier, barrier_per_dim, host_beta, host_ranks, eager, rndv, reduce_call, copy_call
+};
 struct CommonKey {
     const char* name;
     Unit unit;
@@ -50,6 +52,8 @@ double get_field(const Model& m, Field f) {
         case Field::host_ranks: return m.host_ranks;
         case Field::eager: return m.eager_bytes;
         case Field::rndv: return m.rndv_s;
+        case Field::reduce_call: return m.reduce_call_s;
+        case Field::copy_call: return m.copy_call_s;
     }
     return 0;
 }
@@ -66,6 +70,8 @@ void set_field(Model& m, Field f, double v) {
         case Field::host_ranks: m.host_ranks = static_cast<int>(v); break;
         case Field::eager: m.eager_bytes = v; break;
         case Field::rndv: m.rndv_s = v; break;
+        case Field::reduce_call: m.reduce_call_s = v; break;
+        case Field::copy_call: m.copy_call_s = v; break;
     }
 }
 
@@ -79,7 +85,9 @@ std::vector<CommonKey> common_keys(const std::string& kind) {
             {"host_beta", Unit::per_byte, Field::host_beta, 0},
             {"host_ranks", Unit::ranks, Field::host_ranks, 0},
             {"eager", Unit::size, Field::eager, 0},
-            {"rndv", Unit::time, Field::rndv, 0}};
+            {"rndv", Unit::time, Field::rndv, 0},
+            {"reduce_call", Unit::time, Field::reduce_call, 0},
+            {"copy_call", Unit::time, Field::copy_call, 0}};
 }
 
 // Shared part of the four models: the kind, its own keys and their values, and spec().

@@ -11,7 +11,8 @@
 //       overheads o + m*O also occupy the ranks' CPUs, shared with local ops (LogGOPSim's semantics)
 // Common keys: ports (send/receive ports per node, all-port = degree), duplex (1: a port sends and receives
 // at once; 0: the Paragon case, a node cannot send and receive at the same time), gamma (reduction time per
-// byte), rho (copy time per byte), barrier (time of a global barrier; default: ceil(log2 P) rounds of the
+// byte), rho (copy time per byte), reduce_call and copy_call (time per local reduction / copy, on top of its
+// bytes: one call of MPI_Reduce_local or memmove; docs/models.md), barrier (time of a global barrier; default: ceil(log2 P) rounds of the
 // zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d), host_beta and host_ranks (the ranks of one host
 // share its memory: every message between two of them also passes through the host's channel of host_beta seconds
 // per byte; host_ranks consecutive ranks per host, 0 = all on one; the max-rate model of Gropp, Olson, Samfass,
@@ -44,8 +45,10 @@ public:
     virtual std::string kind() const = 0;
     virtual std::string spec() const = 0;                          // canonical spec string
     virtual MessageTime message(double bytes, int hops) const = 0;
-    virtual double copy_s(double bytes) const { return bytes * rho; }
-    virtual double reduce_s(double bytes) const { return bytes * gamma; }
+    // a local copy or reduction of some bytes: a per-call cost (the executor's memmove or MPI_Reduce_local) plus
+    // its bytes
+    virtual double copy_s(double bytes) const { return (bytes > 0 ? copy_call_s : 0) + bytes * rho; }
+    virtual double reduce_s(double bytes) const { return (bytes > 0 ? reduce_call_s : 0) + bytes * gamma; }
     virtual double calc_s(double bytes) const { return bytes * gamma; }
     virtual double barrier_s(int ranks) const;                     // a global barrier
     virtual double startup_s() const = 0;                          // zero-byte message latency (lower bounds)
@@ -60,6 +63,8 @@ public:
     double barrier_per_dim_s = -1; // >= 0: barrier time per log2(P) (circuit's Q(d) = q*d)
     double host_beta = 0;          // s/B through a host's shared channel, all its ranks' messages together (0: none)
     int host_ranks = 0;            // consecutive ranks per host (0: every rank on one host)
+    double copy_call_s = 0;        // s per local copy, on top of its bytes' rho (the cost of one call)
+    double reduce_call_s = 0;      // s per local reduction, on top of its bytes' gamma
     double eager_bytes = 0;        // messages of more bytes go by rendezvous ...
     double rndv_s = 0;             // ... and arrive this much later (0: no rendezvous term)
 
