@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from ._core import CollplanError, format_bytes
 
 F_CRITICAL = 20.0  # F statistic a breakpoint must reach (two extra parameters); far above the 1% point of F(2, n)
-SWITCH_GROWTH = 0.05  # a step whose median time grows this much faster than its size marks a protocol switch
+SWITCH_GROWTH = 0.03  # a step whose median time grows this much faster than its size marks a protocol switch
 SWITCH_MAX_BYTES = 1 << 20  # ... up to this size (eager limits are 4-256 KiB; above, cache effects grow faster too)
 CALL_BYTES_MAX = 1024  # local operations below this size time the call (reduce_call, copy_call), not the bytes
 MAX_MODEL_FACTOR = 10.0  # a fitted model off by more than this factor at a measured size is refused (check_fit)
