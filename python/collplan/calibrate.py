@@ -662,7 +662,9 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
         out.append(f"breakpoint  eager <= {pw.eager_bytes:g} B (next measured size {pw.next_bytes:g} B, F = "
                    f"{pw.f_stat:.0f}{f', {pw.trimmed} outliers left out' if pw.trimmed else ''}): below alpha = {fmt_time(pw.low.a)}, beta = {fmt_per_byte(pw.low.b)}; above "
                    f"alpha = {fmt_time(pw.high.a)}, beta = {fmt_per_byte(pw.high.b)}; two lines: max relative "
-                   f"residual {100 * pw.max_rel:.1f}%; jump at {pw.next_bytes:g} B (rndv) {fmt_time(pw.jump())}")
+                   f"residual {100 * pw.max_rel:.1f}%; "
+                   + (f"jump at {pw.next_bytes:g} B (rndv) {fmt_time(pw.jump())}" if pw.jump() > 0 else
+                      "no jump at the switch (no rndv)"))
     else:
         out.append("breakpoint  none found (one line fits as well as two)")
     out += [f"loggp     L = {fmt_time(loggp_L(lg))}{' (measured ' + fmt_time(lg['L']) + ', kept at one clock read)' if lg['L_clamped'] else ''}, "
