@@ -162,10 +162,10 @@ def fit_piecewise(x, y, min_points: int = 3, what: str = "piecewise fit") -> Pie
 
     Where the times show a protocol switch (_switch: a step where the time grows faster than the size), the split
     is there; otherwise every split between consecutive distinct sizes is tried, and the one with the least total
-    relative squared error wins. It is accepted when F = ((SSE_1 - SSE_2) / 2) / (SSE_2 / (n - 4)) >= F_CRITICAL: two more parameters
-    must explain far more than noise would. A few outliers (a size whose median was spoilt by other load on the
-    machine) can hide a clear switch, so when the test fails, it is repeated once without the n/10 points that
-    the two lines fit worst; the result then says how many points were left out (`trimmed`).
+    relative squared error wins. It is accepted when F = ((SSE_1 - SSE_2) / 2) / (SSE_2 / (n - 4)) >= F_CRITICAL:
+    two more parameters must explain far more than noise would. A few outliers (a size whose median was spoilt by
+    other load on the machine) can hide a clear switch, so when the test fails, it is repeated once without the n/10
+    points that the two lines fit worst; the result then says how many points were left out (`trimmed`).
     """
     x, y = _check_points(x, y, 2 * min_points, what)
     pw = _piecewise(x, y, min_points, what)
@@ -211,9 +211,10 @@ def _switch(x, y, min_points: int) -> int | None:
     """The split k (x[:k] | x[k:]) just after a protocol switch, or None. A cost a + b m with a, b >= 0 grows at
     most in proportion to the size, so a step between consecutive sizes (up to SWITCH_MAX_BYTES) whose median time
     grows more than SWITCH_GROWTH faster than its size is a switch -- if the time stays up at the next size too,
-    within 10% (a single slow size is an outlier, not a switch). The steepest such step wins. The least-squares split misses a switch where the lines fit the whole
-    range poorly: Open MPI's shared-memory switch between 2 and 4 KiB on a 16-core node, fitted at 8-16 KiB
-    (bench/planner/node16/calibrate_openmpi_P16.toml's ping-pong; tests/python/test_calibrate.py)."""
+    within 10% (a single slow size is an outlier, not a switch). The steepest such step wins. The least-squares
+    split misses a switch where the lines fit the whole range poorly: Open MPI's shared-memory switch between 2
+    and 4 KiB on a 16-core node, fitted at 8-16 KiB (bench/planner/node16/calibrate_openmpi_P16.toml's ping-pong;
+    tests/python/test_calibrate.py)."""
     best = None
     for i in range(min_points - 1, len(x) - min_points):
         if x[i] <= 0 or x[i + 1] > SWITCH_MAX_BYTES or i + 2 >= len(x) or y[i + 2] < 0.9 * y[i + 1]:

@@ -74,7 +74,8 @@ class CallCosts : public ::testing::TestWithParam<std::string> {};
 TEST_P(CallCosts, FewerCallsForTheSameBytesCostLess) {
     // reduce_scatter_block on 16 ranks: n-way dissemination (n = 1) reduces block by block (15 calls), recursive
     // halving one contiguous half per round (4 calls); the same messages, the same bytes reduced
-    const std::string nway = "reduce_scatter_block/nway_dissemination", halving = "reduce_scatter_block/recursive_halving";
+    const std::string nway = "reduce_scatter_block/nway_dissemination";
+    const std::string halving = "reduce_scatter_block/recursive_halving";
     const double size = 16 * 64;
     EXPECT_DOUBLE_EQ(time_of(GetParam(), nway, 16, size, ""), time_of(GetParam(), halving, 16, size, ""));
     const std::string call = ",reduce_call=100ns";

@@ -12,11 +12,12 @@
 // Common keys: ports (send/receive ports per node, all-port = degree), duplex (1: a port sends and receives
 // at once; 0: the Paragon case, a node cannot send and receive at the same time), gamma (reduction time per
 // byte), rho (copy time per byte), reduce_call and copy_call (time per local reduction / copy, on top of its
-// bytes: one call of MPI_Reduce_local or memmove; docs/models.md), barrier (time of a global barrier; default: ceil(log2 P) rounds of the
-// zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d), host_beta and host_ranks (the ranks of one host
-// share its memory: every message between two of them also passes through the host's channel of host_beta seconds
-// per byte; host_ranks consecutive ranks per host, 0 = all on one; the max-rate model of Gropp, Olson, Samfass,
-// "Modeling MPI communication performance on SMP nodes", EuroMPI 2016; docs/models.md "Ranks that share a host"),
+// bytes: one call of MPI_Reduce_local or memmove; docs/models.md), barrier (time of a global barrier; default:
+// ceil(log2 P) rounds of the zero-byte message time), barrier_per_dim (circuit's Q(d) = q*d), host_beta and
+// host_ranks (the ranks of one host share its memory: every message between two of them also passes through the
+// host's channel of host_beta seconds per byte; host_ranks consecutive ranks per host, 0 = all on one; the max-rate
+// model of Gropp, Olson, Samfass, "Modeling MPI communication performance on SMP nodes", EuroMPI 2016;
+// docs/models.md "Ranks that share a host"),
 // eager and rndv (a message of more than eager bytes goes by rendezvous: sender and receiver synchronise before the
 // data moves, and it arrives rndv later -- the S of LogGPS, Ino, Fujimoto, Hagihara, PPoPP 2001, with the
 // synchronisation's time measured by calibrate; docs/models.md "Eager and rendezvous").
