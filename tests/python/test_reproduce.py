@@ -24,21 +24,53 @@ def test_unknown_reproduction_is_one_line_error():
     assert p.returncode == 2 and "no-such-table" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.fixture(scope="session")
+def quick_runs(tmp_path_factory):
+    """quick_runs(name) -> (the finished `collplan reproduce NAME --quick`, its --out directory), run once."""
+    done = {}
+
+    def get(name: str):
+        if name not in done:
+            out = tmp_path_factory.mktemp(name)
+            done[name] = (subprocess.run([sys.executable, "-m", "collplan", "reproduce", name, "--quick", "--out",
+                                          str(out)], capture_output=True, text=True, timeout=600), out)
+        return done[name]
+    return get
+
+
 @pytest.mark.parametrize("name", reproduce.names())
-def test_quick_reproduction(name, tmp_path):
-    p = subprocess.run([sys.executable, "-m", "collplan", "reproduce", name, "--quick", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600)
+def test_quick_reproduction(name, quick_runs):
+    p, out = quick_runs(name)
     assert p.returncode == 0, p.stdout + p.stderr
-    rows = list(csv.reader(open(tmp_path / f"{name}.csv")))
+    rows = list(csv.reader(open(out / f"{name}.csv")))
     assert len(rows) >= 2
-    doc = json.loads((tmp_path / f"{name}.json").read_text())
+    doc = json.loads((out / f"{name}.json").read_text())
     for c in doc["claims"]:
         assert c["holds"] or not c["required"], c
         assert {"paper", "collplan", "comparison", "holds"} <= set(c), c  # every claim prints both numbers
     CHECKS.get(name, lambda doc: None)(doc)
-    report = reproduce.run(name, quick=True)
-    for fig in report.figures:
-        assert (tmp_path / f"{fig}.png").read_bytes()[:4] == b"\x89PNG"
+    written = [line.split(" ", 1)[1] for line in p.stderr.splitlines() if line.startswith("wrote ")]
+    assert {f"{name}.csv", f"{name}.json"} <= {w.rsplit("/", 1)[-1] for w in written}
+    for w in written:
+        if w.endswith(".png"):
+            assert open(w, "rb").read(4) == b"\x89PNG"
+
+
+def test_a2at_torus_over_mpi_matches_one_process(quick_runs, tmp_path):
+    """Under mpirun the simulations are split over the ranks (reproduce.cells) and rank 0 alone reports: the same
+    table but for each cell's wall time, the same claims, notes and files as one process."""
+    from test_mpi import mpirun
+    _, one = quick_runs("a2at-torus")
+    r = mpirun("openmpi", 2, [sys.executable, "-m", "collplan", "reproduce", "a2at-torus", "--quick", "--out",
+                              str(tmp_path), "--no-progress"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    a, b = (json.loads((d / "a2at-torus.json").read_text()) for d in (one, tmp_path))
+    wall = a["columns"].index("wall_s")
+    def strip(doc):
+        return [row[:wall] + row[wall + 1:] for row in doc["rows"]]
+    assert strip(a) == strip(b) and a["claims"] == b["claims"] and a["notes"] == b["notes"]
+    assert sorted(f.name for f in one.iterdir()) == sorted(f.name for f in tmp_path.iterdir())
+    assert r.stdout.count("# A2AT on 2D tori") == 1  # one report, rank 0's
 
 
 def test_a_claims_verdict_comes_from_its_numbers():

@@ -138,6 +138,13 @@ class Report:
     figures: dict[str, Callable[[Path], None]] = field(default_factory=dict)
 
 
+def cells(n: int, piece: Callable[[int], object]) -> list:
+    """[piece(0), ..., piece(n - 1)]: a reproduction's independent cells, split over the ranks when `collplan
+    reproduce` runs under mpirun (collplan.sweep; each result must pickle), all here otherwise."""
+    from ..sweep import world
+    return world().run(n, piece)
+
+
 def names() -> list[str]:
     return sorted(_modules())
 

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _core
 from ..api import schedule
 from ..machines import load_machine
 from ..sim import simulate
-from . import Claim, Report, ranking
+from . import Claim, Report, cells, ranking
 
 NAME = "a2at-torus"
 SUMMARY = ("A2AT vs pairwise vs ring on 8x8, 9x9, 16x16 tori and an 8x8 mesh, packet simulation with per-group "
@@ -111,30 +112,62 @@ def _run(alg, topo, size, variant, table=VARIANTS):
     return simulate(s, machine=NAME, fidelity="packet", size=size, network=net)
 
 
-def run(quick: bool) -> Report:
-    machine = load_machine(NAME)
-    mtu, header = _net(machine)
-    size = 1024 * 1024
-    tori = ["8x8", "9x9"] if quick else ["8x8", "9x9", "16x16"]
-    variants = ["none", TARGET, WITH_VOQ] if quick else list(VARIANTS)
-    sims, rows = {}, []
+@dataclass(frozen=True)
+class Cell:
+    """What the table, the claims and the notes read of one simulation: small and picklable, so that the ranks of
+    `mpirun -n N collplan reproduce a2at-torus` can share it (reproduce.cells)."""
+    time_s: float
+    link_s_per_byte: float
+    link_mean: float     # mean link utilisation, 0..1
+    packets: int
+    wall_s: float
+
+
+def _jobs(tori, variants, quick) -> list:
+    """Every simulation, in table order: (key, algorithm, topology, variant, variant table)."""
+    out = []
     for torus in tori:
-        k = int(torus.split("x")[0])
         for alg in ALGORITHMS:
             if alg != "alltoall/a2at" and quick and torus != tori[0]:
                 continue
             for v in variants if alg == "alltoall/a2at" else ["none"]:
                 if quick and torus != tori[0] and v == "none":
                     continue  # --quick: the unpaced runs on the first torus only
-                r = _run(alg, f"torus:{torus}", size, v)
-                sims[(torus, alg, v)] = r
-                ideal = ideal_s(k, size, mtu, header, r.link_s_per_byte)
-                rep = report_ideal_s(k, size, mtu, header, r.link_s_per_byte)
-                u = r.link_utilisation()["all"]
-                rows.append([f"torus:{torus}", alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
-                             round(r.time_s / ideal, 3), round(rep * 1e3, 3), round(r.time_s / rep, 3),
-                             round(100 * u["mean"], 1), r.packets, round(r.wall_s, 2)])
-    mesh = _mesh(size, quick, sims, rows, mtu, header)
+                out.append(((torus, alg, v), alg, f"torus:{torus}", v, VARIANTS))
+    for alg in ["alltoall/a2at", "alltoall/pairwise"] + ([] if quick else ["alltoall/ring"]):
+        for v in (MESH_VARIANTS[1:2] if quick else MESH_VARIANTS) if alg == "alltoall/a2at" else ["none"]:
+            out.append((("mesh", alg, v), alg, "mesh:8x8", v, MESH_NETS))
+    return out
+
+
+def run(quick: bool) -> Report:
+    machine = load_machine(NAME)
+    mtu, header = _net(machine)
+    size = 1024 * 1024
+    tori = ["8x8", "9x9"] if quick else ["8x8", "9x9", "16x16"]
+    variants = ["none", TARGET, WITH_VOQ] if quick else list(VARIANTS)
+    jobs = _jobs(tori, variants, quick)
+    drawn = {}  # the simulations this process ran whole, for the link figures (others are run again to draw)
+
+    def piece(i: int) -> Cell:
+        key, alg, topo, v, table = jobs[i]
+        r = _run(alg, topo, size, v, table)
+        drawn[key] = r
+        return Cell(r.time_s, r.link_s_per_byte, r.link_utilisation()["all"]["mean"], r.packets, r.wall_s)
+
+    sims = dict(zip((j[0] for j in jobs), cells(len(jobs), piece)))
+    rows = []
+    for torus in tori:
+        k = int(torus.split("x")[0])
+        for (t, alg, v), r in sims.items():
+            if t != torus:
+                continue
+            ideal = ideal_s(k, size, mtu, header, r.link_s_per_byte)
+            rep = report_ideal_s(k, size, mtu, header, r.link_s_per_byte)
+            rows.append([f"torus:{torus}", alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
+                         round(r.time_s / ideal, 3), round(rep * 1e3, 3), round(r.time_s / rep, 3),
+                         round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
+    mesh = _mesh(size, sims, rows, mtu, header)
     report = Report(title=f"A2AT on 2D tori and an 8x8 mesh, packet simulation, {_core.format_bytes(size)} per "
                           f"destination, machine {NAME}",
                     columns=["topology", "algorithm", "variant", "time_ms", "ideal_ms", "ratio", "report_ideal_ms",
@@ -142,26 +175,30 @@ def run(quick: bool) -> Report:
                     rows=rows)
     _claims(report, sims, tori, variants, size, mtu, header, mesh)
     report.notes += _notes(tori, size, mtu, header, sims, mesh)
-    _figures(report, sims, tori, variants, size, mtu, header, mesh)
+    job = {j[0]: j for j in jobs}
+
+    def whole(key):
+        _, alg, topo, v, table = job[key]
+        return drawn[key] if key in drawn else _run(alg, topo, size, v, table)
+    _figures(report, sims, tori, variants, size, mtu, header, mesh, whole)
     return report
 
 
-def _mesh(size, quick, sims, rows, mtu=2048, header=32) -> dict:
-    """A2AT, pairwise and ring on mesh:8x8; the ideal (the busiest link of the A2AT schedule, the same for every
-    dimension-ordered all-to-all here) and A2AT's step bound, both computed from the schedule."""
+def _mesh(size, sims, rows, mtu=2048, header=32) -> dict:
+    """The mesh:8x8 rows: A2AT, pairwise (and ring); the ideal (the busiest link of the A2AT schedule, the same for
+    every dimension-ordered all-to-all here) and A2AT's step bound, both computed from the schedule."""
     topo = "mesh:8x8"
-    algs = ["alltoall/a2at", "alltoall/pairwise"] + ([] if quick else ["alltoall/ring"])
     bound, ideal_units = step_bound_units(schedule("alltoall/a2at", topology=topo, params={"sync": "barrier"}), 8, 8)
     block_s = 0.0
-    for alg in algs:
-        for v in (MESH_VARIANTS[1:2] if quick else MESH_VARIANTS) if alg == "alltoall/a2at" else ["none"]:
-            r = _run(alg, topo, size, v, MESH_NETS)
-            sims[("mesh", alg, v)] = r
-            block_s = size * (mtu + header) / mtu * r.link_s_per_byte  # one block on a link, headers included
-            ideal = ideal_units * block_s
-            u = r.link_utilisation()["all"]
-            rows.append([topo, alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
-                         round(r.time_s / ideal, 3), "", "", round(100 * u["mean"], 1), r.packets, round(r.wall_s, 2)])
+    algs = []
+    for (t, alg, v), r in sims.items():
+        if t != "mesh":
+            continue
+        algs += [alg] if alg not in algs else []
+        block_s = size * (mtu + header) / mtu * r.link_s_per_byte  # one block on a link, headers included
+        ideal = ideal_units * block_s
+        rows.append([topo, alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
+                     round(r.time_s / ideal, 3), "", "", round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
     return {"algs": algs, "bound_units": bound, "ideal_units": ideal_units, "block_s": block_s}
 
 
@@ -240,11 +277,12 @@ def _notes(tori, size, mtu, header, sims, mesh) -> list:
     return notes
 
 
-def _figures(report, sims, tori, variants, size, mtu, header, mesh) -> None:
+def _figures(report, sims, tori, variants, size, mtu, header, mesh, whole) -> None:
+    """whole(key): the simulation of a cell with its links (the cells keep only what the table reads)."""
     from ..simplot import plot_links
 
     def links(key, title):
-        return lambda path: plot_links(sims[key], str(path), title=title)
+        return lambda path: plot_links(whole(key), str(path), title=title)
 
     t0 = tori[0]
     for alg in ALGORITHMS:
