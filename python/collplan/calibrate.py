@@ -371,8 +371,14 @@ def model_oneway(r: dict, kind: str, m: float) -> float:
     """The one-way time of an m-byte message under the fitted model of this kind."""
     if kind == "hockney":
         return r["hockney"]["alpha"] + r["hockney"]["beta"] * m
-    pw = r["hockney"]["piecewise"]  # as written: a rendezvous message pays the jump (rndv) on top
-    return loggp_oneway(r["loggp"], m) + (pw.jump() if pw and pw.jump() > 0 and m > pw.eager_bytes else 0.0)
+    rv = rendezvous(r)  # as written: a rendezvous message pays the jump (rndv) on top
+    return loggp_oneway(r["loggp"], m) + (rv.jump() if rv and m > rv.eager_bytes else 0.0)
+
+
+def rendezvous(r: dict) -> Piecewise | None:
+    """The ping-pong's two lines where they jump at the switch (what eager and rndv are written from), else None."""
+    pw = r["hockney"]["piecewise"]
+    return pw if pw and pw.jump() > 0 else None
 
 
 def check_fit(r: dict, kind: str) -> None:
@@ -449,7 +455,7 @@ def _sources(r: dict) -> dict:
         **({"rndv": f"the jump of the one-way ping-pong time at the breakpoint: the large-message line minus the "
                     f"small-message line at {pw.next_bytes:g} B ({fmt_time(pw.high(pw.next_bytes))} - "
                     f"{fmt_time(pw.low(pw.next_bytes))}), the synchronisation of a rendezvous message (LogGPS, Ino, "
-                    f"Fujimoto, Hagihara 2001; docs/models.md){common}"} if pw and pw.jump() > 0 else {}),
+                    f"Fujimoto, Hagihara 2001; docs/models.md){common}"} if rendezvous(r) else {}),
         "o": f"mean of the time inside MPI_Send ({fmt_time(lg['o_send'])}) and inside MPI_Recv of an arrived message "
              f"({fmt_time(lg['o_recv'])}) at {osz[0]} B, {n} (Kielmann, Bal, Verstoep 2000){common}",
         "O": f"(one-way slope {fmt_per_byte(lg['oneway_slope'])} of the ping-pong above the breakpoint - G) / 2: the "
@@ -466,7 +472,7 @@ def _sources(r: dict) -> dict:
         **{f"{name}_call": f"median time of one {what} of {min(r[name])} B, all ranks at once: the cost of a call, "
                             f"which every {name} op pays on top of its bytes (docs/models.md){common}"
            for name, what in (("reduce", "MPI_Reduce_local (double, sum)"), ("copy", "memmove"))
-           if r.get("calls", {}).get(name)},
+           if r["calls"][name]},
         "gamma": f"slope of MPI_Reduce_local(MPI_DOUBLE, MPI_SUM) time (what the executor calls) over "
                  f"{r['gamma'].n} sizes {r['gamma'].x_min:g}..{r['gamma'].x_max:g} B, all ranks at once; "
                  f"{_quality(r['gamma'])}{common}",
@@ -505,8 +511,8 @@ def _fmt_bw(rate: float) -> str:
 
 def _call(r: dict, name: str) -> float:
     """The time of one local call ('reduce' or 'copy'): measured at the smallest size where calibrate timed one
-    (older runs: the intercept of the per-byte line)."""
-    t = r.get("calls", {}).get(name)
+    (without a size below 1 KiB: the intercept of the per-byte line)."""
+    t = r["calls"][name]
     return t if t is not None else r["gamma" if name == "reduce" else "rho"].a
 
 
@@ -514,7 +520,7 @@ def _model_table(r: dict, kind: str) -> dict:
     lg = r["loggp"]
     common = {"gamma": fmt_per_byte(r["gamma"].b), "rho": fmt_per_byte(r["rho"].b)}
     for name in ("reduce", "copy"):
-        if r.get("calls", {}).get(name):
+        if r["calls"][name]:
             common[f"{name}_call"] = fmt_time(r["calls"][name])
     hc = r.get("host_channel")
     if hc and hc["beta"] is not None:
@@ -523,8 +529,8 @@ def _model_table(r: dict, kind: str) -> dict:
         return {"kind": "hockney", "alpha": fmt_time(r["hockney"]["alpha"]),
                 "beta": fmt_per_byte(r["hockney"]["beta"]), **common}
     if kind == "loggp":  # LogGP's o and L are a small message's: a rendezvous message pays the jump on top
-        pw = r["hockney"]["piecewise"]
-        rndv = {"eager": f"{int(pw.eager_bytes)}B", "rndv": fmt_time(pw.jump())} if pw and pw.jump() > 0 else {}
+        rv = rendezvous(r)
+        rndv = {"eager": f"{int(rv.eager_bytes)}B", "rndv": fmt_time(rv.jump())} if rv else {}
         return {"kind": "loggp", **_loggp_keys(lg), "cpu": "1", **rndv, **common}
     raise CollplanError(f"model kind '{kind}' is unknown (allowed: hockney, loggp)")
 
@@ -664,7 +670,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
                    f"{pw.f_stat:.0f}{f', {pw.trimmed} outliers left out' if pw.trimmed else ''}): below alpha = {fmt_time(pw.low.a)}, beta = {fmt_per_byte(pw.low.b)}; above "
                    f"alpha = {fmt_time(pw.high.a)}, beta = {fmt_per_byte(pw.high.b)}; two lines: max relative "
                    f"residual {100 * pw.max_rel:.1f}%; "
-                   + (f"jump at {pw.next_bytes:g} B (rndv) {fmt_time(pw.jump())}" if pw.jump() > 0 else
+                   + (f"jump at {pw.next_bytes:g} B (rndv) {fmt_time(pw.jump())}" if rendezvous(r) else
                       "no jump at the switch (no rndv)"))
     else:
         out.append("breakpoint  none found (one line fits as well as two)")
@@ -674,7 +680,7 @@ def report_text(r: dict, kind: str, sizes_shown: int = 8) -> str:
             f"O = {fmt_per_byte(max(lg['O'], 0))} (direct: {fmt_per_byte(lg['O_direct'])})",
             f"          G fit: {_quality(lg['G_fit'])}",
             f"local     gamma = {fmt_per_byte(r['gamma'].b)} (MPI_Reduce_local, double sum; {_quality(r['gamma'])})"
-            + (f"; {fmt_time(r['calls']['reduce'])} per call" if r.get("calls", {}).get("reduce") else ""),
+            + (f"; {fmt_time(r['calls']['reduce'])} per call" if r["calls"]["reduce"] else ""),
             f"          rho = {fmt_per_byte(r['rho'].b)} (memmove; {_quality(r['rho'])})",
             *_host_report(r),
             f"barrier   MPI_Barrier {fmt_time(r['barrier']['median'])} (median; not in the model: the executor's "

@@ -8,6 +8,7 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/sim/simulate.hpp"
+#include "evaluators.hpp"
 
 namespace collplan {
 namespace {
@@ -17,14 +18,7 @@ constexpr double kAlpha = 2e-6, kBeta = 1e-9, kM = 1e6;  // 1 MB per block: the 
 
 // The time of the ring allgather on 4 ranks (3 rounds, 4 messages of kM bytes each) by one of the three.
 double ring_time(const std::string& how, const std::string& extra) {
-    const Topology full = Topology::parse("full:4");
-    const Schedule s = make_schedule("allgather/ring", 4, full);
-    const auto model = parse_model(kHockney + extra);
-    if (how == "estimate") return estimate(s, full, *model, kM).time_s;
-    sim::SimOptions opt;
-    opt.fidelity = how == "flow" ? sim::Fidelity::flow : sim::Fidelity::loggp;
-    opt.size_bytes = kM;
-    return sim::simulate(s, full, *model, sim::parse_net_params(""), opt).time_s;
+    return evaluated_time(how, "allgather/ring", 4, kHockney + extra, kM);
 }
 
 class HostSharing : public ::testing::TestWithParam<std::string> {};

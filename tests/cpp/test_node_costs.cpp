@@ -7,9 +7,7 @@
 
 #include <string>
 
-#include "collplan/algorithms/registry.hpp"
-#include "collplan/model/estimate.hpp"
-#include "collplan/sim/simulate.hpp"
+#include "evaluators.hpp"
 
 namespace collplan {
 namespace {
@@ -19,14 +17,7 @@ constexpr double kRndv = 2e-6;
 
 // The time of a collective on P ranks of `size` bytes by one of the three evaluators.
 double time_of(const std::string& how, const std::string& algorithm, int P, double size, const std::string& extra) {
-    const Topology full = Topology::parse("full:" + std::to_string(P));
-    const Schedule s = make_schedule(algorithm, P, full);
-    const auto model = parse_model(kLogGP + extra);
-    if (how == "estimate") return estimate(s, full, *model, size).time_s;
-    sim::SimOptions opt;
-    opt.fidelity = how == "flow" ? sim::Fidelity::flow : sim::Fidelity::loggp;
-    opt.size_bytes = size;
-    return sim::simulate(s, full, *model, sim::parse_net_params(""), opt).time_s;
+    return evaluated_time(how, algorithm, P, kLogGP + extra, size);
 }
 
 class Rendezvous : public ::testing::TestWithParam<std::string> {};
