@@ -78,6 +78,7 @@ nb::dict result_dict(const VerifyResult& v) {
     d["op"] = v.op;
     d["rank_consistent"] = v.rank_consistent;
     d["consistency"] = v.consistency;
+    d["one_rank"] = v.one_rank;
     return d;
 }
 
@@ -281,6 +282,28 @@ void bind_core(nb::module_& m) {
         }
         return result_dict(v);
     }, "schedule"_a, "op"_a = "sum", "check_races"_a = true, "max_memory"_a = 0);
+
+    m.def("verify_by_symmetry", [](const std::string& name, int ranks, const std::string& topo,
+                                   const std::map<std::string, std::string>& params, const std::string& op,
+                                   bool races, uint64_t max_memory, nb::object progress) {
+        VerifyOptions o = verify_options_for_op(op);
+        o.check_races = races;
+        const Job job = py::python_job(max_memory);
+        const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        std::function<void(int, int)> report;
+        if (!progress.is_none())
+            report = [&progress](int done, int) {
+                nb::gil_scoped_acquire acquire;
+                progress(done);
+            };
+        VerifyResult v;
+        {
+            nb::gil_scoped_release release;
+            v = verify_by_symmetry(name, ranks, t, params, o, job, report);
+        }
+        return result_dict(v);
+    }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{}, "op"_a = "sum",
+       "check_races"_a = true, "max_memory"_a = 0, "progress"_a = nb::none());
 
     m.def("sweep_cases", [](const std::string& name, int max_ranks) {
         int declined = 0;

@@ -4,10 +4,11 @@ from __future__ import annotations
 import time
 
 from .. import _core, limits
-from ..api import OPS, algorithms, describe, verify
+from ..api import OPS, _ranks_and_topology, algorithms, describe, schedule, verify
 from ..output import printable
 from ..progress import Progress
-from ._common import MAX_RANKS, add_json_csv, add_problem, int_arg, print_json_csv, schedule_from_args
+from ._common import (MAX_RANKS, add_json_csv, add_problem, int_arg, params_of, print_json_csv, ranks_topology,
+                      schedule_from_args)
 
 
 def register(sub) -> None:
@@ -19,23 +20,60 @@ def register(sub) -> None:
     p.add_argument("--all", action="store_true", help="verify every registered algorithm for every P <= --max-ranks")
     p.add_argument("--max-ranks", type=int_arg("--max-ranks", 1, MAX_RANKS), default=64, help="with --all: the largest P tried")
     add_json_csv(p, "the result (--all: one row per algorithm)")
+    p.add_argument("--whole", action="store_true",
+                   help=f"walk every rank's program even where rank 0's stands for all (P > {ONE_RANK_ABOVE} of a "
+                   "symmetric allgather, alltoall or barrier)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_verify)
+
+
+# Above this P, a symmetric allgather, alltoall or barrier is verified from rank 0's program, and every other rank's
+# program is checked to be rank 0's moved, one at a time (verify.hpp; sweep.hpp: verify_by_symmetry): the whole
+# verification's answer in the memory of two programs. At or below it, every rank's program is walked: the reference,
+# whose failures name any rank.
+ONE_RANK_ABOVE = 1024
+
+
+def _one_rank(args):
+    """Rank 0's schedule when it stands for every rank here (the verification by symmetry applies), else None."""
+    if args.whole or args.schedule or not args.algorithm or not args.collective or args.collective not in ONE_RANK_COLLECTIVES:
+        return None
+    ranks, topo = _ranks_and_topology(*ranks_topology(args))
+    if ranks <= ONE_RANK_ABOVE:
+        return None
+    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param), collective=args.collective,
+                 root=args.root, max_memory=args.max_memory, only_rank=0)
+    return s if s.symmetry != "none" and (s.symmetry != "xor" or ranks & (ranks - 1) == 0) else None
+
+
+ONE_RANK_COLLECTIVES = ("allgather", "alltoall", "barrier")
 
 
 def cmd_verify(args) -> int:
     if args.all:
         return _verify_all(args)
-    s = schedule_from_args(args)
-    op = args.op or ("max" if s.idempotent_only else "sum")
-    r = verify(s, op, max_memory=args.max_memory)
-    r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op,
-             ops=s.total_ops)
+    s = _one_rank(args)
+    if s is None:
+        s = schedule_from_args(args)
+        op = args.op or ("max" if s.idempotent_only else "sum")
+        r = verify(s, op, max_memory=args.max_memory)
+        ops = s.total_ops
+    else:
+        op = args.op or "sum"
+        with Progress(f"ranks' programs compared with rank 0's ({s.algorithm}, P={s.ranks})", s.ranks,
+                      not args.no_progress, "verify") as prog:
+            r = _core.verify_by_symmetry(s.algorithm, s.ranks, s.topology, params_of(args.param), op, True,
+                                         limits.max_memory(args.max_memory), prog.step)
+        ops = s.total_ops * s.ranks
+    r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op, ops=ops)
     if not print_json_csv(args, r, [r]):
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
         if r["ok"] and describe(s.collective)["reduction"]:
             status += ", rank-consistent" if r["rank_consistent"] else f", not rank-consistent: {r['consistency']}"
-        print(f"{printable(s.algorithm)} P={s.ranks} on {printable(s.topology)} op={op}: {s.total_ops} ops, {status}")
+        if r["one_rank"]:
+            status += (f" (rank 0's program walked for every rank under {s.symmetry} symmetry"
+                       + (", and every rank's program checked to be rank 0's moved)" if r["ok"] or r["reason"] == "asymmetric" else ")"))
+        print(f"{printable(s.algorithm)} P={s.ranks} on {printable(s.topology)} op={op}: {ops} ops, {status}")
     return 0 if r["ok"] else 1
 
 

@@ -30,10 +30,10 @@ std::string differs(int rank, size_t k, const std::string& what) {
     return "rank " + std::to_string(rank) + " op " + std::to_string(k) + ": " + what;
 }
 
-// "" when program q (rank j's) is program p (rank 0's) moved by g_j, else the first difference.
-std::string compare(const Schedule& s, Symmetry sym, int j) {
+// "" when rank j's program of schedule t is rank 0's program of s moved by g_j, else the first difference.
+std::string compare(const Schedule& s, const Schedule& t, Symmetry sym, int j) {
     const RankProgram& p = s.program(0);
-    const RankProgram& q = s.program(j);
+    const RankProgram& q = t.program(j);
     const int P = s.ranks();
     if (q.ops.size() != p.ops.size())
         return "rank " + std::to_string(j) + " has " + std::to_string(q.ops.size()) + " ops, rank 0 " +
@@ -43,8 +43,8 @@ std::string compare(const Schedule& s, Symmetry sym, int j) {
         if (a.kind != b.kind) return differs(j, k, std::string(to_string(b.kind)) + ", rank 0 " + to_string(a.kind));
         if (a.fence() != b.fence() || a.port != b.port) return differs(j, k, "fence or port differ from rank 0's");
         const uint32_t k32 = static_cast<uint32_t>(k);
-        if (s.op(0, k32).units != s.op(j, k32).units)
-            return differs(j, k, std::to_string(s.op(j, k32).units) + " units, rank 0 " +
+        if (s.op(0, k32).units != t.op(j, k32).units)
+            return differs(j, k, std::to_string(t.op(j, k32).units) + " units, rank 0 " +
                                      std::to_string(s.op(0, k32).units));
         const auto da = op_deps(p, k32), db = op_deps(q, k32);
         if (!std::equal(da.begin(), da.end(), db.begin(), db.end())) return differs(j, k, "dependencies differ");
@@ -77,7 +77,79 @@ std::string check_symmetry(const Schedule& s, Symmetry sym) {
     if (sym == Symmetry::xor_ && !std::has_single_bit(static_cast<unsigned>(s.ranks())))
         throw Error("check_symmetry: xor symmetry needs P = 2^d, P = " + std::to_string(s.ranks()));
     for (int j = 1; j < s.ranks(); ++j)
-        if (std::string why = compare(s, sym, j); !why.empty()) return why;
+        if (std::string why = compare(s, s, sym, j); !why.empty()) return why;
+    return "";
+}
+
+const char* to_string(BlockLayout l) { return l == BlockLayout::same ? "same" : "by_rank"; }
+
+std::string one_rank_verify_refusal(const Schedule& s) {
+    switch (s.collective()) {
+        case Collective::allgather:
+        case Collective::alltoall:
+        case Collective::barrier: break;
+        default:
+            return "the one-rank verification covers allgather, alltoall and barrier, not " +
+                   std::string(describe(s.collective()).name);
+    }
+    if (s.symmetry == Symmetry::none) return s.subject() + " declares no rank symmetry";
+    if (s.symmetry == Symmetry::xor_ && !std::has_single_bit(static_cast<unsigned>(s.ranks())))
+        return "xor symmetry needs P = 2^d, not P = " + std::to_string(s.ranks());
+    return "";
+}
+
+BlockLayout block_layout(Collective c, Buf b) {
+    return c == Collective::alltoall || (c == Collective::allgather && b == Buf::out) ? BlockLayout::by_rank
+                                                                                      : BlockLayout::same;
+}
+
+int64_t moved_item(Collective c, const CollShape& sh, int64_t item, Symmetry sym, int j) {
+    if (item < 0) return item;
+    if (c == Collective::allgather)
+        return int64_t{act(sym, sh.P, j, static_cast<int>(item / sh.S))} * sh.S + item % sh.S;
+    if (c == Collective::alltoall)
+        return int64_t{act(sym, sh.P, j, static_cast<int>(item / sh.P))} * sh.P +
+               act(sym, sh.P, j, static_cast<int>(item % sh.P));
+    throw Error("moved_item: " + std::string(describe(c).name) + " is not covered");
+}
+
+std::string check_moved_peers(const Schedule& rank0, const Schedule& other, int j) {
+    return compare(rank0, other, rank0.symmetry, j);
+}
+
+std::string check_moved_blocks(const Schedule& rank0, const Schedule& other, int j, BlockLayout tmp) {
+    const int P = rank0.ranks();
+    const Collective c = rank0.collective();
+    auto moved = [&](Buf b, uint32_t block) -> uint32_t {
+        const BlockLayout l = b == Buf::tmp ? tmp : block_layout(c, b);
+        const uint32_t per = rank0.blocks(b) / static_cast<uint32_t>(P);
+        if (l == BlockLayout::same || per == 0) return block;
+        return static_cast<uint32_t>(act(rank0.symmetry, P, j, static_cast<int>(block / per))) * per + block % per;
+    };
+    const RankProgram& p = rank0.program(0);
+    for (uint32_t k = 0; k < p.ops.size(); ++k) {
+        const OpView va = rank0.op(0, k), vb = other.op(j, k);
+        if ((p.ops[k].kind == OpKind::copy || p.ops[k].kind == OpKind::reduce) &&
+            block_count(va.src()) != block_count(vb.src()))
+            return differs(j, k, std::to_string(block_count(vb.src())) + " source blocks, rank 0 " +
+                                     std::to_string(block_count(va.src())));
+        const auto a = va.segs, b = vb.segs;
+        size_t sb = 0;  // walks b's blocks beside a's
+        uint32_t ib = 0;
+        auto mismatch = [&](const std::string& what) { return differs(j, k, what); };
+        for (const Segment& sa : a)
+            for (uint32_t x = 0; x < sa.count; ++x) {
+                while (sb < b.size() && ib == b[sb].count) ++sb, ib = 0;
+                if (sb == b.size()) return mismatch("names fewer blocks than rank 0's op moved");
+                const uint32_t want = moved(sa.buf(), sa.first() + x), got = b[sb].first() + ib++;
+                if (b[sb].buf() != sa.buf() || got != want)
+                    return mismatch(std::string(to_string(b[sb].buf())) + "[" + std::to_string(got) + "], expected " +
+                                    to_string(sa.buf()) + "[" + std::to_string(want) + "] (rank 0's " +
+                                    to_string(sa.buf()) + "[" + std::to_string(sa.first() + x) + "] moved)");
+            }
+        while (sb < b.size() && ib == b[sb].count) ++sb, ib = 0;
+        if (sb != b.size()) return mismatch("names more blocks than rank 0's op moved");
+    }
     return "";
 }
 

@@ -38,6 +38,32 @@ inline int inverse(Symmetry s, int P, int j) { return s == Symmetry::xor_ ? j : 
 // expected 6"). Throws Error for a schedule that is not whole, or xor at a P that is not a power of two.
 std::string check_symmetry(const Schedule& s, Symmetry sym);
 
+// ------------------------------------------------------------------------------------- the data, moved
+// For the verifier, the group must move data too. Rank j's program is rank 0's moved when, besides the peers, every
+// block it names is rank 0's block moved: a buffer laid out `same` keeps the block (rank-relative data: allgather's
+// input, a Bruck's scratch), a buffer laid out `by_rank` holds one equal part per rank and block b of rank 0's part
+// of owner o becomes the same block of part g_j(o) (allgather's output, alltoall's input and output). Then rank j
+// holds, at every step, rank 0's items moved (moved_item) and its messages are rank 0's moved: a walk of rank 0's
+// program alone verifies every rank (verify.hpp: one-rank verification; schedule/walk.hpp: Walk).
+enum class BlockLayout : uint8_t { same, by_rank };
+const char* to_string(BlockLayout l);
+
+// "" when the one-rank verification covers schedule `s`'s collective, else why not. It covers the collectives whose
+// items move with the ranks and carry no counts or expressions: allgather, alltoall, barrier.
+std::string one_rank_verify_refusal(const Schedule& s);
+// The layout of the in or out buffer of the collectives one_rank_verify_refusal accepts.
+BlockLayout block_layout(Collective c, Buf b);
+// The item (collective.hpp) rank j holds where rank 0 holds `item`: allgather's chunk c of rank o becomes chunk c
+// of g_j(o), alltoall's block o -> t becomes g_j(o) -> g_j(t).
+int64_t moved_item(Collective c, const CollShape& sh, int64_t item, Symmetry sym, int j);
+
+// Rank j's program, in `other` (whole, or holding rank j alone), against rank 0's program of `rank0` moved by g_j:
+// check_moved_peers compares what check_symmetry compares (ops, peers, tags, dependencies, units);
+// check_moved_blocks compares every block the ops name, in order, by the layouts (tmp: `tmp`). "" when equal, else
+// the first difference. Both schedules must be of the same collective, P and buffers.
+std::string check_moved_peers(const Schedule& rank0, const Schedule& other, int j);
+std::string check_moved_blocks(const Schedule& rank0, const Schedule& other, int j, BlockLayout tmp);
+
 // "" when the estimate of a schedule of rank 0 alone that is symmetric under `sym` equals the whole walk's on this
 // topology and model, else why not: the model must let a port send and receive at once (duplex: on a simplex port
 // rank r's send and the message into r contend, and the walk serves them in rank order, which no rotation keeps),

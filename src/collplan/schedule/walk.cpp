@@ -6,6 +6,8 @@
 #include <string>
 #include <tuple>
 
+#include "collplan/schedule/symmetry.hpp"
+
 namespace collplan {
 
 // ------------------------------------------------------------------------------------------- names, sizes
@@ -359,16 +361,54 @@ std::vector<uint32_t> match_partners(const Schedule& s, std::span<const size_t> 
 }
 
 // ------------------------------------------------------------------------------------------- Walk
+// Rank 0's program of a symmetric schedule: its sends to j, standing for rank inverse(j)'s sends to rank 0, and its
+// recvs from inverse(j) pair up in program order per channel (inverse(j) -> 0, tag).
+static std::vector<uint32_t> match_one_rank(const Schedule& s) {
+    const RankProgram& p = s.program(0);
+    std::vector<uint32_t> sends = sorted_ops(p, OpKind::send), recvs = sorted_ops(p, OpKind::recv);
+    auto channel = [&](uint32_t k) {
+        const Op& op = p.ops[k];
+        return std::make_tuple(op.kind == OpKind::send ? inverse(s.symmetry, s.ranks(), op.peer) : op.peer, op.aux, k);
+    };
+    auto by_channel = [&](uint32_t a, uint32_t b) { return channel(a) < channel(b); };
+    std::sort(sends.begin(), sends.end(), by_channel);  // sorted_ops orders by (peer, tag, index) of the op itself
+    std::sort(recvs.begin(), recvs.end(), by_channel);
+    std::vector<uint32_t> partner(p.ops.size(), kNoPartner);
+    for (size_t a = 0, b = 0; a < sends.size() && b < recvs.size();) {
+        const auto [qa, ta, ka] = channel(sends[a]);
+        const auto [qb, tb, kb] = channel(recvs[b]);
+        if (std::tie(qa, ta) < std::tie(qb, tb)) {
+            ++a;
+        } else if (std::tie(qb, tb) < std::tie(qa, ta)) {
+            ++b;
+        } else {
+            partner[sends[a]] = recvs[b], partner[recvs[b]] = sends[a];
+            ++a, ++b;
+        }
+    }
+    return partner;
+}
+
 Walk::Walk(const Schedule& s, const Job& job)
-    : s_(s), poll_(job), P_(s.ranks()), offsets_(op_offsets(s)), barriers_(s) {
-    partner_ = match_partners(s, offsets_, &poll_);
-    state_.assign(offsets_[P_], kWaiting);
-    cur_.reserve(static_cast<size_t>(P_));
-    for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
+    : s_(s), poll_(job), P_(s.ranks()), one_rank_(!s.whole()), barriers_(s) {
+    if (one_rank_ && (s.only_rank() != 0 || s.symmetry == Symmetry::none))
+        throw Error("walk: " + s.subject() + " holds rank " + std::to_string(s.only_rank()) +
+                    "'s program alone; a walk needs every rank's, or rank 0's of a schedule that declares a symmetry");
+    if (one_rank_) {
+        offsets_ = {0, s.num_ops(0)};
+        partner_ = match_one_rank(s);
+    } else {
+        offsets_ = op_offsets(s);
+        partner_ = match_partners(s, offsets_, &poll_);
+    }
+    state_.assign(offsets_.back(), kWaiting);
+    const int n = one_rank_ ? 1 : P_;
+    cur_.reserve(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) cur_.emplace_back(s.program(r));
 }
 
 bool Walk::run(WalkVisitor& v) {
-    for (int r = 0; r < P_; ++r) {
+    for (int r = 0; r < programs(); ++r) {
         if (cur_[r].size() == 0) continue;
         made_ready_.clear();
         cur_[r].start(made_ready_);
@@ -392,9 +432,9 @@ void Walk::post(WalkVisitor& v, int r, uint32_t k) {
         case OpKind::send:
         case OpKind::recv: {
             const uint32_t p = partner_[at(r, k)];
-            if (p == kNoPartner || state_[at(op.peer, p)] != kPosted) return;
+            if (p == kNoPartner || state_[at(program_of(op.peer), p)] != kPosted) return;
             const bool send = op.kind == OpKind::send;
-            const int sr = send ? r : op.peer, rr = send ? op.peer : r;
+            const int sr = send ? r : program_of(op.peer), rr = send ? program_of(op.peer) : r;
             const uint32_t sk = send ? k : p, rk = send ? p : k;
             v.match(sr, sk, rr, rk);
             complete(v, sr, sk);
@@ -402,6 +442,11 @@ void Walk::post(WalkVisitor& v, int r, uint32_t k) {
             return;
         }
         case OpKind::barrier: {
+            if (one_rank_) {
+                const std::pair<int, uint32_t> all[]{{r, k}};
+                v.barrier(all);
+                return complete(v, r, k);
+            }
             const auto met = barriers_.post(r, k);
             if (!met) return;
             v.barrier(met->ops);
@@ -423,7 +468,7 @@ void Walk::complete(WalkVisitor& v, int r, uint32_t k) {
 }
 
 std::optional<std::pair<int, uint32_t>> Walk::first_incomplete() const {
-    for (int r = 0; r < P_; ++r)
+    for (int r = 0; r < programs(); ++r)
         if (!cur_[r].finished())
             for (uint32_t k = 0; k < s_.num_ops(r); ++k)
                 if (!done(r, k)) return std::make_pair(r, k);
@@ -435,11 +480,11 @@ std::pair<int, uint32_t> Walk::waits_for(int r, uint32_t k) const {
     const Op& op = p.ops[k];
     if (posted(r, k)) {
         if (op.kind == OpKind::barrier)
-            for (int q = 0; q < P_; ++q)
+            for (int q = 0; q < programs(); ++q)
                 for (uint32_t j = 0; j < s_.num_ops(q); ++j)
                     if (s_.program(q).ops[j].kind == OpKind::barrier && !posted(q, j)) return {q, j};
         const uint32_t p = partner(r, k);
-        return p == kNoPartner ? std::make_pair(r, k) : std::make_pair(static_cast<int>(op.peer), p);
+        return p == kNoPartner ? std::make_pair(r, k) : std::make_pair(program_of(op.peer), p);
     }
     for (uint32_t d : op_deps(p, k))
         if (!done(r, d)) return {r, d};

@@ -321,10 +321,18 @@ public:
 };
 
 // The whole schedule as an untimed worklist: one FIFO of ready ops over all ranks (rank 0's first ready ops, then
-// rank 1's, ...; a completion appends what it makes ready). Needs a whole schedule; unmatched sends and recvs
-// are posted and never complete. Memory: 5 bytes per op (partner, state) plus the ready queue.
+// rank 1's, ...; a completion appends what it makes ready). Unmatched sends and recvs are posted and never
+// complete. Memory: 5 bytes per op (partner, state) plus the ready queue.
+//
+// One rank for every rank. A schedule that holds rank 0's program alone and declares a symmetry
+// (schedule/symmetry.hpp) is walked as that one program: every rank runs it moved, so every rank is where rank 0
+// is at every step of a walk that steps all ranks alike, and what the walk reaches (the ops that complete) is the
+// same in any order. Rank 0's k-th send to j stands for the k-th send of rank inverse(j) to rank 0 and meets rank
+// 0's k-th recv from inverse(j) (same tag): match(0, send, 0, recv), the data moved by the group element that
+// takes rank 0 to the recv's peer. A barrier op completes when posted (every rank posts its own at that step).
 class Walk {
 public:
+    // A whole schedule, or rank 0's program of a symmetric one; anything else is an Error.
     Walk(const Schedule& s, const Job& job);
     // Runs until nothing is ready; returns whether every op of every rank completed.
     bool run(WalkVisitor& v);
@@ -342,14 +350,19 @@ public:
     // first incomplete op of the previous group (else the op itself).
     std::pair<int, uint32_t> waits_for(int r, uint32_t k) const;
 
+    // The programs walked: P, or 1 (rank 0's, standing for all).
+    int programs() const { return static_cast<int>(cur_.size()); }
+
 private:
     size_t at(int r, uint32_t k) const { return offsets_[static_cast<size_t>(r)] + k; }
+    int program_of(int peer) const { return one_rank_ ? 0 : peer; }  // the walked program of a peer's op
     void post(WalkVisitor& v, int r, uint32_t k);
     void complete(WalkVisitor& v, int r, uint32_t k);
 
     const Schedule& s_;
     CancelPoll poll_;
     int P_;
+    bool one_rank_;
     std::vector<size_t> offsets_;
     std::vector<uint32_t> partner_;
     std::vector<uint8_t> state_;

@@ -1,5 +1,8 @@
 #include "collplan/verify/sweep.hpp"
 
+#include <chrono>
+
+#include "collplan/schedule/symmetry.hpp"
 #include "collplan/topology/families.hpp"
 
 namespace collplan {
@@ -51,6 +54,40 @@ std::vector<SweepCase> sweep_cases(const Algorithm& a, int max_ranks, int* decli
     }
     if (declined) *declined = skipped;
     return out;
+}
+
+VerifyResult verify_by_symmetry(const std::string& name, int ranks, const Topology& topo,
+                                const std::map<std::string, std::string>& params, const VerifyOptions& opt,
+                                const Job& job, const std::function<void(int, int)>& progress) {
+    const Schedule rank0 = make_schedule(name, ranks, topo, params, {}, 0, job);
+    if (const std::string why = one_rank_verify_refusal(rank0); !why.empty())
+        throw Error("verify by symmetry: " + rank0.subject() + ": " + why);
+    VerifyResult r = verify(rank0, opt, job);
+    if (!r.ok) return r;
+    BlockLayout tmp = BlockLayout::same;
+    const bool tmp_by_rank = rank0.blocks(Buf::tmp) % static_cast<uint32_t>(ranks) == 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int j = 1; j < ranks; ++j) {
+        job.check_cancel();
+        const Schedule other = make_schedule(name, ranks, topo, params, {}, j, job);
+        if (const std::string why = check_moved_peers(rank0, other, j); !why.empty()) {  // a false declaration
+            VerifyResult bad{false, "asymmetric", "rank " + std::to_string(j) + "'s program is not rank 0's moved by " +
+                                                      to_string(rank0.symmetry) + " symmetry: " + why, j, -1};
+            bad.one_rank = true;
+            return bad;
+        }
+        std::string why = check_moved_blocks(rank0, other, j, tmp);
+        if (!why.empty() && j == 1 && tmp_by_rank && check_moved_blocks(rank0, other, j, BlockLayout::by_rank).empty())
+            tmp = BlockLayout::by_rank, why.clear();  // the scratch buffer is laid out by rank
+        if (!why.empty())  // the ranks move, their data does not: a correct schedule may do that (recursive doubling)
+            throw Error("verify by symmetry: " + rank0.subject() + ": rank 0's program cannot stand for every rank's, " +
+                        "whose blocks do not move with the ranks (" + why + "); verify every rank's program");
+        if (progress && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(1)) {
+            progress(j + 1, ranks);
+            t0 = std::chrono::steady_clock::now();
+        }
+    }
+    return r;
 }
 
 VerifyResult run_case(const SweepCase& c, const Job& job) {

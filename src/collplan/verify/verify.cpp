@@ -15,10 +15,12 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "collplan/schedule/reduction.hpp"
 #include "collplan/schedule/symmetry.hpp"
 #include "collplan/schedule/walk.hpp"
+#include "collplan/verify/rank_sets.hpp"
 
 namespace collplan {
 namespace {
@@ -105,49 +107,47 @@ private:
 
 // ---------------------------------------------------------------------------------------------------------
 // Symbolic contents of every block of every buffer of every rank, and of messages in flight: one token per block,
-// the item it holds (collective.hpp). Reductions: the item is a segment, plus a bitset of the contributions the
-// block holds and the id of its expression (Exprs). Collectives with counts (alltoallv, allgatherv,
+// the item it holds (collective.hpp). Reductions: the item is a segment, plus the set of contributions the block
+// holds (a RankSets id) and the id of its expression (Exprs). Collectives with counts (alltoallv, allgatherv,
 // reduce_scatter): also the units of its item each block holds (a block may travel in pieces; docs/schedule.md).
 class Store {
 public:
-    Store(const Schedule& s) : P_(s.ranks()), words_(describe(s.collective()).reduction ? (P_ + 63) / 64 : 0) {
+    Store(const Schedule& s, int ranks) : P_(ranks) {
         for (Buf b : {Buf::in, Buf::out, Buf::tmp}) per_rank_[static_cast<int>(b)] = s.blocks(b);
         stride_ = per_rank_[0] + per_rank_[1] + per_rank_[2];
         tok_.assign(static_cast<size_t>(P_) * stride_, kUndefined);
-        bits_.assign(tok_.size() * static_cast<size_t>(words_), 0);
         if (describe(s.collective()).counts != Counts::none) held_.assign(tok_.size(), 0);
-        if (describe(s.collective()).reduction) expr_.assign(tok_.size(), 0);
+        if (describe(s.collective()).reduction) expr_.assign(tok_.size(), 0), set_.assign(tok_.size(), RankSets::kEmpty);
     }
     size_t slot(int rank, Buf b, uint32_t block) const {
         size_t base = static_cast<size_t>(rank) * stride_;
         for (int i = 0; i < static_cast<int>(b); ++i) base += per_rank_[i];
         return base + block;
     }
-    int words() const { return words_; }
     int64_t& tok(size_t slot) { return tok_[slot]; }
     bool pieces() const { return !held_.empty(); }
     uint64_t& held(size_t slot) { return held_[slot]; }
-    uint64_t* bits(size_t slot) { return bits_.data() + slot * static_cast<size_t>(words_); }
     bool exprs() const { return !expr_.empty(); }
     uint32_t& expr(size_t slot) { return expr_[slot]; }
+    uint32_t& set(size_t slot) { return set_[slot]; }
 
 private:
-    int P_, words_;
+    int P_;
     uint32_t per_rank_[3]{};
     size_t stride_ = 0;
     std::vector<int64_t> tok_;
-    std::vector<uint64_t> bits_;
     std::vector<uint64_t> held_;  // collectives with counts: units of the item held
     std::vector<uint32_t> expr_;  // reductions: expression ids (Exprs)
+    std::vector<uint32_t> set_;   // reductions: the contributions held (RankSets ids)
 };
 
 // A snapshot of blocks (a message's payload or a copy's source). The verifier reuses them: read() refills one
 // without giving back its memory.
 struct Payload {
     std::vector<int64_t> tok;
-    std::vector<uint64_t> bits;
     std::vector<uint64_t> held;  // collectives with counts: units of each block
     std::vector<uint32_t> expr;  // reductions: expression id of each block
+    std::vector<uint32_t> set;   // reductions: contributions of each block (RankSets id)
 };
 
 std::string block_name(const Schedule& s, int64_t tok) { return item_name(s.collective(), s.shape(), tok); }
@@ -158,8 +158,9 @@ std::string seg_text(Buf b, uint32_t block) { return std::string(to_string(b)) +
 class Verifier final : public WalkVisitor {
 public:
     Verifier(const Schedule& s, const VerifyOptions& o, const Job& job)
-        : s_(s), opt_(o), job_(job), poll_(job), P_(s.ranks()), info_(describe(s.collective())), store_(s),
-          exprs_(P_, info_.reduction ? static_cast<uint32_t>(item_count(s.collective(), s.shape())) : 0) {
+        : s_(s), opt_(o), job_(job), poll_(job), P_(s.ranks()), walked_(s.whole() ? P_ : 1),
+          info_(describe(s.collective())), store_(s, walked_),
+          exprs_(P_, info_.reduction ? static_cast<uint32_t>(item_count(s.collective(), s.shape())) : 0), sets_(P_) {
         for (Buf b : {Buf::in, Buf::out}) {
             const int i = static_cast<int>(b);
             root_blocks_[i] = buffer_blocks(s.collective(), s.shape(), s.root, b);
@@ -172,7 +173,7 @@ public:
         walk_.emplace(s_, job_);
         check_matching();
         if (opt_.check_races)
-            for (int r = 0; r < P_; ++r) poll_.tick(s_.num_ops(r) + 1), check_races(r);
+            for (int r = 0; r < walked_; ++r) poll_.tick(s_.num_ops(r) + 1), check_races(r);
         init_data();
         execute();
         check_deadlock();
@@ -185,7 +186,7 @@ public:
 private:
     struct RankState {
         uint32_t group_begin = 0, prev_group_begin = 0;  // the open group's first op, the previous group's
-        std::vector<std::vector<uint64_t>> knows;  // barrier collective: ranks known to have started, per op
+        std::vector<uint32_t> knows;  // barrier collective: per op, the ranks known to have started (RankSets id)
     };
 
     const Schedule& s_;
@@ -193,22 +194,24 @@ private:
     const Job& job_;
     CancelPoll poll_;
     int P_;
+    int walked_;  // the programs walked: P, or 1 when rank 0's stands for every rank (schedule/walk.hpp: Walk)
     const CollectiveInfo& info_;
     uint32_t root_blocks_[2]{}, other_blocks_[2]{};  // in/out blocks the root and the other ranks have
     Store store_;
     Exprs exprs_;
+    RankSets sets_;
     VerifyResult result_;
     std::vector<RankState> st_;
     std::optional<Walk> walk_;               // readiness and matching
     std::vector<Payload> inflight_;          // payload of posted sends, by slot id
     Payload src_, dst_;                      // a copy's or reduce's operands
-    std::vector<std::vector<uint32_t>> inflight_slot_;  // per rank per op: slot in inflight_
+    std::unordered_map<uint64_t, uint32_t> inflight_slot_;  // posted, unmatched sends (rank << 32 | op): slot in inflight_
     std::vector<uint32_t> free_slots_;
 
     // -------------------------------------------------------------------------------- declarations
     void check_declarations() {
         bool uses_inverse = false;
-        for (int r = 0; r < P_; ++r)
+        for (int r = 0; r < walked_; ++r)
             for (uint32_t i = 0; i < s_.num_ops(r); ++i) {
                 const Op& op = s_.program(r).ops[i];
                 if (op.kind == OpKind::reduce && !info_.reduction)
@@ -237,7 +240,7 @@ private:
     void check_matching() {
         using Key = std::tuple<int32_t, int32_t, uint32_t>;
         const Walk& w = *walk_;
-        for (int i = 0; i < P_; ++i) {
+        for (int i = 0; i < walked_; ++i) {
             poll_.tick(s_.num_ops(i) + 1);
             const auto& ops = s_.program(i).ops;
             std::optional<Key> first;
@@ -246,16 +249,16 @@ private:
                 const Key key{ops[k].peer, ops[k].tag(), k};
                 if (first && *first < key) continue;
                 const uint32_t p = w.partner(i, k);
-                if (p == kNoPartner || !same_size(i, k, ops[k].peer, p)) first = key;
+                if (p == kNoPartner || !same_size(i, k, program_of(ops[k].peer), p)) first = key;
             }
             if (!first) continue;
             const auto [j, tag, k] = *first;
             if (w.partner(i, k) == kNoPartner)
                 fail("unmatched-send", i, k, describe_op(s_, i, k) + " has no matching recv on rank " + std::to_string(j));
-            check_sizes(i, k, j, w.partner(i, k));
+            check_sizes(i, k, program_of(j), w.partner(i, k));
         }
         check_barrier_counts();
-        for (int j = 0; j < P_; ++j) {
+        for (int j = 0; j < walked_; ++j) {
             const auto& ops = s_.program(j).ops;
             std::optional<Key> first;
             for (uint32_t k = 0; k < ops.size(); ++k)
@@ -271,14 +274,17 @@ private:
 
     // The k-th barrier of every rank meets the k-th of every other: all ranks need the same number.
     void check_barrier_counts() {
-        std::vector<uint32_t> n(P_, 0);
-        for (int r = 0; r < P_; ++r)
+        std::vector<uint32_t> n(walked_, 0);
+        for (int r = 0; r < walked_; ++r)
             for (const Op& op : s_.program(r).ops) n[r] += op.kind == OpKind::barrier;
-        for (int r = 1; r < P_; ++r)
+        for (int r = 1; r < walked_; ++r)
             if (n[r] != n[0])
                 fail("unmatched-barrier", r, -1, "rank " + std::to_string(r) + " has " + std::to_string(n[r]) +
                      " barrier ops but rank 0 has " + std::to_string(n[0]) + " (every rank must join every barrier)");
     }
+
+    // The walked program that holds a peer's op: the peer's, or rank 0's standing for it.
+    int program_of(int peer) const { return walked_ == P_ ? peer : 0; }
 
     bool same_size(int i, uint32_t si, int j, uint32_t ri) const {
         const OpView a = s_.op(i, si), b = s_.op(j, ri);
@@ -358,7 +364,7 @@ private:
     // -------------------------------------------------------------------------------- data
     void init_data() {
         const CollShape sh = s_.shape();
-        for (int r = 0; r < P_; ++r)
+        for (int r = 0; r < walked_; ++r)
             for (Buf b : {Buf::in, Buf::out})
                 for (uint32_t k = 0; k < has_blocks(r, b); ++k) {
                     const int64_t item = initial_item(s_.collective(), sh, r, b, k);
@@ -367,13 +373,13 @@ private:
                     store_.tok(sl) = item;
                     if (store_.pieces()) store_.held(sl) = s_.counts[static_cast<size_t>(item)];
                     if (store_.exprs()) {
-                        store_.bits(sl)[r / 64] |= uint64_t{1} << (r % 64);
+                        store_.set(sl) = sets_.single(static_cast<uint32_t>(r));
                         store_.expr(sl) = exprs_.leaf(static_cast<uint32_t>(item), r);
                     }
                 }
-        st_.resize(static_cast<size_t>(P_));
+        st_.resize(static_cast<size_t>(walked_));
         if (s_.collective() == Collective::barrier)
-            for (int r = 0; r < P_; ++r) st_[r].knows.resize(s_.num_ops(r));
+            for (int r = 0; r < walked_; ++r) st_[r].knows.resize(s_.num_ops(r), RankSets::kEmpty);
     }
 
     // Blocks of in/out that rank r has (the root of a rooted collective may differ from the others).
@@ -390,8 +396,7 @@ private:
     }
 
     void read(int r, uint32_t op, std::span<const Segment> segs, Payload& p) {
-        const int W = store_.words();
-        p.tok.clear(), p.bits.clear(), p.held.clear(), p.expr.clear();
+        p.tok.clear(), p.held.clear(), p.expr.clear(), p.set.clear();
         for (const Segment& sg : segs) {
             if (info_.rooted) check_has(r, op, sg);
             for (uint32_t k = 0; k < sg.count; ++k) {
@@ -399,16 +404,14 @@ private:
                 if (store_.tok(sl) == kUndefined)
                     fail("read-before-write", r, op, describe_op(s_, r, op) + " reads " + seg_text(sg.buf(), sg.first() + k) + ", which holds no data yet");
                 p.tok.push_back(store_.tok(sl));
-                p.bits.insert(p.bits.end(), store_.bits(sl), store_.bits(sl) + W);
                 if (store_.pieces()) p.held.push_back(store_.held(sl));
-                if (store_.exprs()) p.expr.push_back(store_.expr(sl));
+                if (store_.exprs()) p.expr.push_back(store_.expr(sl)), p.set.push_back(store_.set(sl));
             }
         }
     }
 
     // Counts: a piece of a block adds to the same block's earlier pieces; anything else overwrites.
     void write(int r, uint32_t op, std::span<const Segment> segs, const Payload& p) {
-        const int W = store_.words();
         size_t k = 0;
         for (const Segment& sg : segs) {
             if (info_.rooted) check_has(r, op, sg);
@@ -416,8 +419,7 @@ private:
                 const size_t sl = store_.slot(r, sg.buf(), sg.first() + b);
                 if (store_.pieces()) write_units(r, op, sl, sg.buf(), sg.first() + b, p.tok[k], p.held[k]);
                 store_.tok(sl) = p.tok[k];
-                std::copy_n(p.bits.data() + k * W, W, store_.bits(sl));
-                if (store_.exprs()) store_.expr(sl) = p.expr[k];
+                if (store_.exprs()) store_.expr(sl) = p.expr[k], store_.set(sl) = p.set[k];
             }
         }
     }
@@ -442,29 +444,25 @@ private:
     void reduce(int r, uint32_t i, const OpView& v) {
         read(r, i, v.src(), src_);
         read(r, i, v.dst(), dst_);
-        const int W = store_.words();
         for (size_t k = 0; k < src_.tok.size(); ++k) {
             if (src_.tok[k] != dst_.tok[k])
                 fail("segment-mismatch", r, i, describe_op(s_, r, i) + " combines segment " + std::to_string(src_.tok[k]) + " with segment " + std::to_string(dst_.tok[k]));
             if (store_.pieces() && src_.held[k] != dst_.held[k])
                 fail("size-mismatch", r, i, describe_op(s_, r, i) + " combines " + std::to_string(src_.held[k]) + " units of segment " +
                      std::to_string(src_.tok[k]) + " with " + std::to_string(dst_.held[k]));
-            const uint64_t* a = src_.bits.data() + k * W;
-            uint64_t* b = dst_.bits.data() + k * W;
+            const uint32_t a = src_.set[k], b = dst_.set[k];
             dst_.expr[k] = combined(v.op.flags, src_.expr[k], dst_.expr[k]);
+            uint32_t x = RankSets::kNone;
             if (v.op.flags & opflag::inverse) {
-                for (int w = 0; w < W; ++w) {
-                    if (a[w] & ~b[w])
-                        fail("inverse-of-absent", r, i, describe_op(s_, r, i) + " takes out x_" + std::to_string(w * 64 + std::countr_zero(a[w] & ~b[w])) + " of segment " + std::to_string(src_.tok[k]) + ", which the destination does not hold");
-                    b[w] &= ~a[w];
-                }
+                dst_.set[k] = sets_.remove(b, a, &x);
+                if (x != RankSets::kNone)
+                    fail("inverse-of-absent", r, i, describe_op(s_, r, i) + " takes out x_" + std::to_string(x) + " of segment " + std::to_string(src_.tok[k]) + ", which the destination does not hold");
                 continue;
             }
-            for (int w = 0; w < W; ++w)
-                if ((a[w] & b[w]) && !opt_.idempotent)
-                    fail("double-count", r, i, describe_op(s_, r, i) + ": contribution x_" + std::to_string(w * 64 + std::countr_zero(a[w] & b[w])) + " of segment " + std::to_string(src_.tok[k]) + " would be counted twice");
+            dst_.set[k] = sets_.unite(a, b, opt_.idempotent ? nullptr : &x);
+            if (x != RankSets::kNone)
+                fail("double-count", r, i, describe_op(s_, r, i) + ": contribution x_" + std::to_string(x) + " of segment " + std::to_string(src_.tok[k]) + " would be counted twice");
             if (!opt_.commutative) check_order(r, i, a, b, (v.op.flags & opflag::reverse) != 0);
-            for (int w = 0; w < W; ++w) b[w] |= a[w];
         }
         write(r, i, v.dst(), dst_);
     }
@@ -476,19 +474,13 @@ private:
     }
 
     // Non-commutative: left (+) right is in rank order only if left is an interval directly before right.
-    void check_order(int r, uint32_t i, const uint64_t* src, const uint64_t* dst, bool reverse) {
-        auto interval = [&](const uint64_t* x, int& lo, int& hi) {
-            lo = -1, hi = -1;
-            for (int w = 0; w < store_.words(); ++w)
-                if (x[w]) {
-                    if (lo < 0) lo = w * 64 + std::countr_zero(x[w]);
-                    hi = w * 64 + 63 - std::countl_zero(x[w]);
-                }
-            int n = 0;
-            for (int w = 0; w < store_.words(); ++w) n += std::popcount(x[w]);
-            return n == hi - lo + 1;
+    void check_order(int r, uint32_t i, uint32_t src, uint32_t dst, bool reverse) {
+        auto interval = [&](uint32_t x, int64_t& lo, int64_t& hi) {  // [lo, hi] spans the set; is it all of it?
+            const auto R = sets_.ranges(x);
+            lo = R.empty() ? -1 : R.front().lo, hi = R.empty() ? -1 : int64_t{R.back().hi} - 1;
+            return R.size() == 1;
         };
-        int a0, a1, b0, b1;
+        int64_t a0, a1, b0, b1;
         const bool ok_a = interval(reverse ? dst : src, a0, a1), ok_b = interval(reverse ? src : dst, b0, b1);
         if (!ok_a || !ok_b || a1 + 1 != b0)
             fail("order", r, i, describe_op(s_, r, i) + " combines x_" + std::to_string(a0) + "..x_" + std::to_string(a1) +
@@ -498,7 +490,6 @@ private:
     // -------------------------------------------------------------------------------- execution
     // The walk decides when each op is posted and completes; the verifier carries the data (WalkVisitor).
     void execute() {
-        for (int r = 0; r < P_; ++r) inflight_slot_.emplace_back(s_.num_ops(r), ~0u);
         walk_->run(*this);
     }
 
@@ -515,8 +506,9 @@ private:
             case OpKind::copy: read(r, i, v.src(), src_), write(r, i, v.dst(), src_); break;
             case OpKind::reduce: reduce(r, i, v); break;
             case OpKind::send: {
-                inflight_slot_[r][i] = free_slot();
-                Payload& p = inflight_[inflight_slot_[r][i]];
+                const uint32_t slot = free_slot();
+                inflight_slot_[uint64_t(r) << 32 | i] = slot;
+                Payload& p = inflight_[slot];
                 read(r, i, v.src(), p);
                 if (store_.pieces() && payload_units(p) != v.units) {
                     // A piece: one block, fewer (but some) of the units it holds.
@@ -541,34 +533,36 @@ private:
     }
 
     void match(int sr, uint32_t si, int dr, uint32_t di) override {  // both ends posted: the pair completes
-        const uint32_t k = inflight_slot_[sr][si];
+        const auto it = inflight_slot_.find(uint64_t(sr) << 32 | si);
+        const uint32_t k = it->second;
+        inflight_slot_.erase(it);
+        uint32_t knew = st_[sr].knows.empty() ? RankSets::kEmpty : st_[sr].knows[si];
+        if (walked_ < P_) {  // rank 0's send stands for the peer's: its data moved to the peer's (Walk)
+            const int q = s_.program(dr).ops[di].peer;
+            for (int64_t& t : inflight_[k].tok) t = moved_item(s_.collective(), s_.shape(), t, s_.symmetry, q);
+            knew = sets_.moved(knew, s_.symmetry, static_cast<uint32_t>(q));
+        }
         write(dr, di, s_.op(dr, di).dst(), inflight_[k]);
         free_slots_.push_back(k);
-        if (!st_[dr].knows.empty()) merge(st_[dr].knows[di], st_[sr].knows[si]);
+        if (!st_[dr].knows.empty()) st_[dr].knows[di] = sets_.unite(st_[dr].knows[di], knew);
     }
 
     void barrier(std::span<const std::pair<int, uint32_t>> ops) override {
-        std::vector<uint64_t> all;
+        uint32_t all = RankSets::kEmpty;
         for (auto [q, j] : ops)
-            if (!st_[q].knows.empty()) merge(all, st_[q].knows[j]);
+            if (!st_[q].knows.empty()) all = sets_.unite(all, st_[q].knows[j]);
         for (auto [q, j] : ops)
             if (!st_[q].knows.empty()) st_[q].knows[j] = all;
     }
 
-    static void merge(std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
-        if (into.size() < from.size()) into.resize(from.size(), 0);
-        for (size_t w = 0; w < from.size(); ++w) into[w] |= from[w];
-    }
-
     // What op i of rank r knows when it is posted: its rank, and what its prerequisites knew (the ops of the
     // previous group, its explicit deps).
-    std::vector<uint64_t> prerequisite_knowledge(int r, uint32_t i) {
+    uint32_t prerequisite_knowledge(int r, uint32_t i) {
         const RankState& rs = st_[r];
-        std::vector<uint64_t> k((P_ + 63) / 64, 0);
-        k[r / 64] |= uint64_t{1} << (r % 64);
+        uint32_t k = sets_.single(static_cast<uint32_t>(r));
         if (rs.group_begin > 0)
-            for (uint32_t j = rs.prev_group_begin; j < rs.group_begin; ++j) merge(k, rs.knows[j]);
-        for (uint32_t d : s_.op(r, i).deps) merge(k, rs.knows[d]);
+            for (uint32_t j = rs.prev_group_begin; j < rs.group_begin; ++j) k = sets_.unite(k, rs.knows[j]);
+        for (uint32_t d : s_.op(r, i).deps) k = sets_.unite(k, rs.knows[d]);
         return k;
     }
 
@@ -601,7 +595,7 @@ private:
     void check_final() {
         if (s_.collective() == Collective::barrier) return check_barrier();
         const CollShape sh = s_.shape();
-        for (int r = 0; r < P_; ++r)
+        for (int r = 0; r < walked_; ++r)
             for (uint32_t b = 0; b < has_blocks(r, Buf::out); ++b) {
                 poll_.tick();
                 const int64_t want = final_item(s_.collective(), sh, r, b);
@@ -618,9 +612,8 @@ private:
                          std::to_string(store_.held(sl)) + " of the " + std::to_string(full) + " units of " +
                          block_name(s_, want) + " in " + seg_text(Buf::out, b));
                 if (store_.exprs())
-                    for (int q = 0; q < P_; ++q)
-                        if (!(store_.bits(sl)[q / 64] >> (q % 64) & 1))
-                            fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
+                    if (const uint32_t q = sets_.first_missing(store_.set(sl)); q != RankSets::kNone)
+                        fail("missing-contribution", r, -1, "rank " + std::to_string(r) + " ends without x_" + std::to_string(q) + " in " + seg_text(Buf::out, b));
             }
     }
 
@@ -657,13 +650,11 @@ private:
     }
 
     void check_barrier() {
-        for (int r = 0; r < P_; ++r) {
-            std::vector<uint64_t> k((P_ + 63) / 64, 0);
-            k[r / 64] |= uint64_t{1} << (r % 64);
-            for (const auto& x : st_[r].knows) merge(k, x);
-            for (int q = 0; q < P_; ++q)
-                if (!(k[q / 64] >> (q % 64) & 1))
-                    fail("barrier-causality", r, -1, "rank " + std::to_string(r) + " may finish before rank " + std::to_string(q) + " has started");
+        for (int r = 0; r < walked_; ++r) {
+            uint32_t k = sets_.single(static_cast<uint32_t>(r));
+            for (uint32_t x : st_[r].knows) k = sets_.unite(k, x);
+            if (const uint32_t q = sets_.first_missing(k); q != RankSets::kNone)
+                fail("barrier-causality", r, -1, "rank " + std::to_string(r) + " may finish before rank " + std::to_string(q) + " has started");
         }
     }
 };
@@ -671,24 +662,30 @@ private:
 }  // namespace
 
 double verify_memory_bytes(const Schedule& s) {
-    const double P = s.ranks();
+    const double P = s.whole() ? s.ranks() : 1;  // the programs walked
     const bool reduction = describe(s.collective()).reduction, barrier = s.collective() == Collective::barrier;
-    const double words = std::ceil(P / 64);
     const double blocks = P * (double{s.blocks(Buf::in)} + s.blocks(Buf::out) + s.blocks(Buf::tmp));
-    const double per_block = 8 + (reduction ? 8 * words + 4 : 0) + (s.counts.empty() ? 0 : 8);
-    // Per op: group, pending, partner, posted/done, dependents, in-flight slot, match keys, ready queue; the
-    // barrier collective also keeps, per op, the set of ranks known to have started.
-    const double per_op = 48 + (barrier ? 8 * words : 0);
-    return blocks * per_block + static_cast<double>(s.total_ops()) * per_op + P * 160;
+    const double per_block = 8 + (reduction ? 8 : 0) + (s.counts.empty() ? 0 : 8);
+    // Per op: the walk's partner and state, the partners of recvs while matching; the barrier
+    // collective's knowledge (a RankSets id); reductions: at most one new expression per op (Exprs, 24 bytes with
+    // its slot), while the rank sets are shared by most blocks (RankSets: intervals, hash-consed).
+    const double per_op = 13 + (barrier ? 4 : 0) + (reduction ? 24 : 0);
+    // Per rank: its cursor, offset and state, and up to a send in flight (a payload and its slot).
+    return blocks * per_block + static_cast<double>(s.total_ops()) * per_op + P * 360;
 }
 
 VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job) {
+    if (!s.whole() && (s.only_rank() != 0 || !one_rank_verify_refusal(s).empty()))
+        throw Error("verify: " + s.subject() + " holds rank " + std::to_string(s.only_rank()) + "'s program alone (" +
+                    (s.only_rank() != 0 ? "only rank 0's can stand for every rank" : one_rank_verify_refusal(s)) +
+                    "); verify needs every rank's program");
     job.require_memory(verify_memory_bytes(s), "verify of " + s.subject());
     Verifier v(s, opt, job);
     try {
         v.run();
     } catch (Failure& f) {
         f.result.rank_consistent = f.result.rank_consistent && !describe(s.collective()).reduction;
+        f.result.one_rank = !s.whole();
         return f.result;
     }
     // the claim the one-rank estimate relies on (schedule/symmetry.hpp), checked after the data flow so that a
@@ -707,7 +704,9 @@ VerifyResult verify(const Schedule& s, const VerifyOptions& opt, const Job& job)
             return bad;
         }
     }
-    return v.result();
+    VerifyResult r = v.result();
+    r.one_rank = !s.whole();
+    return r;
 }
 
 VerifyOptions verify_options_for_op(const std::string& op) {

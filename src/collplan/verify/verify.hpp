@@ -40,9 +40,17 @@ struct VerifyResult {
                                   // verification failed); other collectives: always true (nothing is computed)
     std::string consistency;      // allreduce, not rank-consistent: the first difference, e.g. "out[0]: rank 0
                                   // computes ((x0+x1)+x2), rank 2 computes (x0+(x1+x2))" (long ones truncated)
+    bool one_rank = false;        // verified from rank 0's program alone (below, and sweep.hpp: verify_by_symmetry)
 };
 
 // Refuses (Error) before allocating when the verifier's state exceeds job.max_memory_bytes; polls job.cancel.
+//
+// One rank for every rank: a schedule that holds rank 0's program alone (Schedule::only_rank = 0) of a collective
+// that schedule/symmetry.hpp's one_rank_verify_refusal accepts is verified from that program, walked as every
+// rank's (schedule/walk.hpp: Walk): a message rank 0 receives from q is rank 0's matching send with its items
+// moved to q's (moved_item). Every check above holds for every rank when every rank's program is rank 0's moved,
+// blocks included -- which this cannot see; verify_by_symmetry (sweep.hpp) checks it rank by rank. Failures name
+// rank 0's ops. Any other one-rank schedule is an Error.
 VerifyResult verify(const Schedule& s, const VerifyOptions& opt = {}, const Job& job = default_job());
 
 // The verifier's memory on top of the schedule: block states per rank and buffer, per-op bookkeeping.
