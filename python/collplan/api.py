@@ -146,6 +146,20 @@ def verify(sched: _core.Schedule, op: str = "sum", check_races: bool = True, max
     return _core.verify(_schedule_of(sched, "verify"), op, check_races, _max_memory(max_memory))
 
 
+def verify_by_symmetry(algorithm: str, ranks: int | None = None, topology: str | None = None,
+                       params: dict | None = None, op: str = "sum", collective: str | None = None,
+                       max_memory=None, progress=None) -> dict:
+    """Verify a symmetric allgather, alltoall or barrier at P ranks from rank 0's program, checking every other
+    rank's program, generated one at a time, to be rank 0's moved (docs/verify.md, "One rank for every rank"):
+    verify's answer in the memory of two programs. `progress(done)` is called about once a second.
+    CollplanError where rank 0 cannot stand for every rank (the collective, or data that does not move with the
+    ranks)."""
+    p, topo = _ranks_and_topology(ranks, topology)
+    return _core.verify_by_symmetry(resolve_name(algorithm, collective), p, topo,
+                                    {str(k): str(v) for k, v in (params or {}).items()}, op, True,
+                                    _max_memory(max_memory), progress)
+
+
 @dataclass
 class EstimateRow:
     collective: str

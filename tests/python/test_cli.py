@@ -55,6 +55,25 @@ def test_verify_one_algorithm_text_and_json():
     assert r["ok"] and r["ranks"] == 7 and r["topology"] == "ring:7"
 
 
+def test_verify_at_scale_walks_rank_zero_for_every_rank_and_says_so():
+    """Above 1,024 ranks a symmetric allgather or alltoall is verified from rank 0's program, every other rank's
+    compared with rank 0's moved (verify_by_symmetry): the same answer as the whole walk (--whole), which names every
+    rank's ops; recursive doubling's data does not move with its ranks, so it falls back to the whole walk."""
+    for coll, alg in [("allgather", "ring"), ("alltoall", "pairwise"), ("alltoall", "bruck")]:
+        one = json.loads(run("verify", "--collective", coll, "--algorithm", alg, "--ranks", "1100", "--json",
+                             "--no-progress", check=0).stdout)
+        whole = json.loads(run("verify", "--collective", coll, "--algorithm", alg, "--ranks", "1100", "--json",
+                               "--whole", check=0).stdout)
+        assert one["ok"] and whole["ok"] and one["one_rank"] and not whole["one_rank"], (one, whole)
+        assert one["ops"] == whole["ops"]
+    p = run("verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "1100", "--no-progress", check=0)
+    assert "rank 0's program walked for every rank under cyclic symmetry" in p.stdout, p.stdout
+    p = run("verify", "--collective", "allgather", "--algorithm", "recursive_doubling", "--ranks", "2048",
+            "--no-progress", "--json", check=0)
+    assert json.loads(p.stdout)["ok"] and not json.loads(p.stdout)["one_rank"]
+    assert "cannot stand for every rank" in p.stderr and "walking every rank's program" in p.stderr, p.stderr
+
+
 def test_verify_reports_a_real_failure_with_exit_1():
     # The ring allreduce reduces in rotated order: not valid for a non-commutative operation.
     p = run("verify", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "4", "--op", "noncommutative",

@@ -1,10 +1,12 @@
 """`collplan verify`: symbolic verification of one schedule, or of every registered algorithm (--all)."""
 from __future__ import annotations
 
+import sys
 import time
 
 from .. import _core, limits
-from ..api import OPS, _ranks_and_topology, algorithms, describe, schedule, verify
+from .._core import CollplanError
+from ..api import OPS, _ranks_and_topology, algorithms, describe, schedule, verify, verify_by_symmetry
 from ..output import printable
 from ..progress import Progress
 from ._common import (MAX_RANKS, add_json_csv, add_problem, int_arg, params_of, print_json_csv, ranks_topology,
@@ -52,19 +54,22 @@ ONE_RANK_COLLECTIVES = ("allgather", "alltoall", "barrier")
 def cmd_verify(args) -> int:
     if args.all:
         return _verify_all(args)
-    s = _one_rank(args)
-    if s is None:
+    s, r = _one_rank(args), None
+    if s is not None:
+        op = args.op or "sum"
+        try:
+            with Progress(f"ranks' programs compared with rank 0's ({s.algorithm}, P={s.ranks})", s.ranks,
+                          not args.no_progress, "verify") as prog:
+                r = verify_by_symmetry(s.algorithm, s.ranks, s.topology, params_of(args.param), op,
+                                       max_memory=args.max_memory, progress=prog.step)
+            ops = s.total_ops * s.ranks
+        except CollplanError as e:  # the data does not move with the ranks: walk them all
+            print(f"collplan: verify: {e}; walking every rank's program", file=sys.stderr)
+    if r is None:
         s = schedule_from_args(args)
         op = args.op or ("max" if s.idempotent_only else "sum")
         r = verify(s, op, max_memory=args.max_memory)
         ops = s.total_ops
-    else:
-        op = args.op or "sum"
-        with Progress(f"ranks' programs compared with rank 0's ({s.algorithm}, P={s.ranks})", s.ranks,
-                      not args.no_progress, "verify") as prog:
-            r = _core.verify_by_symmetry(s.algorithm, s.ranks, s.topology, params_of(args.param), op, True,
-                                         limits.max_memory(args.max_memory), prog.step)
-        ops = s.total_ops * s.ranks
     r.update(algorithm=s.algorithm, params=s.params, ranks=s.ranks, topology=s.topology, operation=op, ops=ops)
     if not print_json_csv(args, r, [r]):
         status = "ok" if r["ok"] else f"FAILED ({r['reason']}): {r['message']}"
