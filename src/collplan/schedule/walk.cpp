@@ -2,6 +2,7 @@
 #include "collplan/schedule/walk.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -365,13 +366,16 @@ std::vector<uint32_t> match_partners(const Schedule& s, std::span<const size_t> 
 // recvs from inverse(j) pair up in program order per channel (inverse(j) -> 0, tag).
 static std::vector<uint32_t> match_one_rank(const Schedule& s) {
     const RankProgram& p = s.program(0);
-    std::vector<uint32_t> sends = sorted_ops(p, OpKind::send), recvs = sorted_ops(p, OpKind::recv);
     auto channel = [&](uint32_t k) {
         const Op& op = p.ops[k];
         return std::make_tuple(op.kind == OpKind::send ? inverse(s.symmetry, s.ranks(), op.peer) : op.peer, op.aux, k);
     };
+    std::vector<uint32_t> sends, recvs;  // each sorted by (channel, index)
+    for (uint32_t k = 0; k < p.ops.size(); ++k)
+        if (p.ops[k].kind == OpKind::send || p.ops[k].kind == OpKind::recv)
+            (p.ops[k].kind == OpKind::send ? sends : recvs).push_back(k);
     auto by_channel = [&](uint32_t a, uint32_t b) { return channel(a) < channel(b); };
-    std::sort(sends.begin(), sends.end(), by_channel);  // sorted_ops orders by (peer, tag, index) of the op itself
+    std::sort(sends.begin(), sends.end(), by_channel);
     std::sort(recvs.begin(), recvs.end(), by_channel);
     std::vector<uint32_t> partner(p.ops.size(), kNoPartner);
     for (size_t a = 0, b = 0; a < sends.size() && b < recvs.size();) {
@@ -391,7 +395,8 @@ static std::vector<uint32_t> match_one_rank(const Schedule& s) {
 
 Walk::Walk(const Schedule& s, const Job& job)
     : s_(s), poll_(job), P_(s.ranks()), one_rank_(!s.whole()), barriers_(s) {
-    if (one_rank_ && (s.only_rank() != 0 || s.symmetry == Symmetry::none))
+    if (one_rank_ && (s.only_rank() != 0 || s.symmetry == Symmetry::none ||
+                      (s.symmetry == Symmetry::xor_ && !std::has_single_bit(static_cast<unsigned>(P_)))))
         throw Error("walk: " + s.subject() + " holds rank " + std::to_string(s.only_rank()) +
                     "'s program alone; a walk needs every rank's, or rank 0's of a schedule that declares a symmetry");
     if (one_rank_) {
