@@ -106,7 +106,7 @@ conformance: $(VENV)/.deps $(MPI_STAMPS) build/.site-mpis
 test-python: MPICC = /usr/bin/mpicc.openmpi
 test-python: MPI_NAME = debian_openmpi
 test-python: build/.site-mpis install
-	$(VENV)/bin/pytest -q tests/python
+	$(VENV)/bin/pytest -q --durations=15 tests/python
 
 # C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize: $(VENV)/.deps
