@@ -91,7 +91,9 @@ def test_bad_max_memory_is_one_line():
 
 
 @pytest.mark.parametrize("args", [
-    ["verify", "--collective", "alltoall", "--algorithm", "pairwise", "--ranks", "3000"],
+    ["verify", "--collective", "alltoall", "--algorithm", "pairwise", "--ranks", "3000", "--whole"],
+    # rank 0 for every rank: the other 19,999 programs are compared one at a time
+    ["verify", "--collective", "allgather", "--algorithm", "ring", "--ranks", "20000"],
     # simplex ports: the whole walk (with duplex ports rank 0's program stands for all and it ends at once)
     ["estimate", "--collective", "alltoall", "--algorithm", "pairwise", "--ranks", "4000", "--model",
      "hockney:alpha=1us,beta=1ns/B,duplex=0", "--sizes", "1KiB"],

@@ -63,8 +63,10 @@ def cmd_verify(args) -> int:
                 r = verify_by_symmetry(s.algorithm, s.ranks, s.topology, params_of(args.param), op,
                                        max_memory=args.max_memory, progress=prog.step)
             ops = s.total_ops * s.ranks
-        except CollplanError as e:  # the data does not move with the ranks: walk them all
-            print(f"collplan: verify: {e}; walking every rank's program", file=sys.stderr)
+        except CollplanError as e:
+            if "cannot stand for every rank" not in str(e):
+                raise
+            print(f"collplan: verify: {e}; walking every rank's program", file=sys.stderr)  # data not moved
     if r is None:
         s = schedule_from_args(args)
         op = args.op or ("max" if s.idempotent_only else "sum")
