@@ -256,6 +256,7 @@ private:
     void transmit(uint32_t ch, uint32_t p, int vc, Time now);
     void leave_buffer(uint32_t p, Time tail_out, Time now);
     void take_credits(uint32_t ch, Time now);
+    void take_due_credits(uint32_t ch, Time now);
     void wait_for_credits(uint32_t ch, Time now);
     void wake(uint32_t ch, Time t);
     void deliver(uint32_t p, Time now);
@@ -456,9 +457,13 @@ void PacketNet::wake(uint32_t ch, Time t) {
     q_.push(t, SimEvent{ch, 0, kWake});
 }
 
-void PacketNet::take_credits(uint32_t ch, Time now) {
+inline void PacketNet::take_credits(uint32_t ch, Time now) {
+    if (ch_[ch].next_credit > now) return;
+    take_due_credits(ch, now);
+}
+
+void PacketNet::take_due_credits(uint32_t ch, Time now) {
     Channel& c = ch_[ch];
-    if (c.next_credit > now) return;
     Credit* r = returning_.of(ch);
     Time next = Time::never();
     for (uint32_t i = 0; i < c.returning;) {
@@ -492,6 +497,11 @@ VcChoice PacketNet::best_vcs(uint32_t ch, Time now) {
         return c;
     }
     take_credits(ch, now);
+    if (split_ && vcs_ == 2 && owner_.empty()) {  // a torus's usual case: one VC per class
+        c.vc[0] = 0, c.vc[1] = 1;
+        c.room[0] = credits_[at(ch, 0)], c.room[1] = credits_[at(ch, 1)];
+        return c;
+    }
     for (int cls = 0; cls < (split_ ? 2 : 1); ++cls) {
         const int lo = split_ ? cls * (vcs_ / 2) : 0, hi = split_ ? (cls + 1) * (vcs_ / 2) : vcs_;
         for (int v = lo; v < hi; ++v) {
