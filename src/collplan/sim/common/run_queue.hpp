@@ -42,7 +42,7 @@ public:
         Payload p;
     };
 
-    uint64_t push(Time t, const Payload& p) {
+    [[gnu::always_inline]] uint64_t push(Time t, const Payload& p) {
         const uint64_t s = next_seq_++;
         if (s >> 56) throw Error("event queue: more than 2^56 events (allowed: fewer)");
         if (t < now_)
