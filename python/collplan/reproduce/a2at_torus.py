@@ -405,11 +405,15 @@ def _plot_scaling(sims, tori, size, mtu, header, path: Path) -> None:
         xs = [p[0] for p in pts]
         label = f"{alg.split('/')[1]} {v}"
         ax.plot(xs, [p[1].time_s * 1e3 for p in pts], "o-", color=f"C{i}", label=label)
-        bx.plot(xs, [p[1].time_s / ideal_s(int(t.split("x")[0]), nb, mtu, header, r.link_s_per_byte)
+        bx.plot(xs, [r.time_s / ideal_s(int(t.split("x")[0]), nb, mtu, header, r.link_s_per_byte)
                      for _, r, t, nb in pts], "o-", color=f"C{i}", label=label)
+    ticks = [(int(t.split("x")[0]) ** 2, f"{int(t.split('x')[0]) ** 2}\n({t}, {_core.format_bytes(nb)})")
+             for t, nb, _ in series]
     for a in (ax, bx):
         a.set_xscale("log", base=4)
-        a.set_xlabel("nodes (k x k torus), 64 MiB per node")
+        a.set_xticks([x for x, _ in ticks], [lab for _, lab in ticks])
+        a.minorticks_off()
+        a.set_xlabel("nodes (torus; bytes per destination), 64 MiB per node")
     ax.set_ylabel("simulated time (ms)")
     bx.set_ylabel("time / ideal (busiest link)")
     bx.axhline(1.0, color="k", lw=0.8)
