@@ -222,8 +222,9 @@ def _mesh(size, sims, rows, mtu=2048, header=32) -> dict:
         algs += [alg] if alg not in algs else []
         block_s = size * (mtu + header) / mtu * r.link_s_per_byte  # one block on a link, headers included
         ideal = ideal_units * block_s
-        rows.append([topo, _core.format_bytes(size), alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
-                     round(r.time_s / ideal, 3), "", "", round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
+        rows.append([topo, _core.format_bytes(size), alg.split("/")[1], v, round(r.time_s * 1e3, 3),
+                     round(ideal * 1e3, 3), round(r.time_s / ideal, 3), "", "", round(100 * r.link_mean, 1), r.packets,
+                     round(r.wall_s, 2)])
     return {"algs": algs, "bound_units": bound, "ideal_units": ideal_units, "block_s": block_s}
 
 
@@ -331,8 +332,8 @@ def _figures(report, sims, tori, variants, size, mtu, header, mesh, whole) -> No
 
 
 def _series(sims, tori, size):
-    """The scaling series, 64 MiB per node: per torus (nodes, bytes per destination, {(alg, variant): cell}); 8x8
-    from the main table (1 MiB = 64 MiB / 64)."""
+    """The scaling series, 64 MiB per node: per torus ("16x16", bytes per destination, {(alg, variant): cell});
+    8x8 from the main table (1 MiB = 64 MiB / 64)."""
     out = []
     if "8x8" in tori and scaled_size("8x8") == size:
         out.append(("8x8", size, {(a, v): r for (t, a, v), r in sims.items() if t == "8x8"}))
