@@ -10,12 +10,59 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/model/estimate.hpp"
 #include "collplan/schedule/walk.hpp"
+#include "collplan/sim/common/event_queue.hpp"
+#include "collplan/sim/common/run_queue.hpp"
 #include "collplan/sim/simulate.hpp"
 
 namespace collplan {
 namespace {
 
 using sim::Fidelity;
+
+// The Host's queue (RunQueue: runs of small buckets, insertion into the run) pops exactly what EventQueue pops --
+// time, then push order -- for pushes at the current time, within a few picoseconds, within a bucket's range and
+// far ahead, interleaved with pops; and upcoming() shows the run's next events in that order.
+TEST(SimQueues, RunQueuePopsInTheOrderOfEventQueue) {
+    struct Ev {
+        uint32_t a, b;
+        uint8_t kind;
+    };
+    sim::EventQueue<Ev> ref;
+    sim::RunQueue<Ev> q;
+    uint64_t x = 12345, now = 0;
+    auto rnd = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+    uint32_t id = 0;
+    for (int round = 0; round < 20000; ++round) {
+        for (uint64_t n = rnd() % 4; n > 0; --n) {  // 0..3 pushes, then one pop
+            const uint64_t r = rnd() % 100;
+            const uint64_t dt = r < 20 ? 0 : r < 50 ? rnd() % 8 : r < 80 ? rnd() % 5000 : r < 97 ? rnd() % 600000
+                                                                                           : rnd() % 100000000;
+            const sim::Time t = sim::Time::ps(static_cast<int64_t>(now + dt));
+            ref.push(t, Ev{id, 0, static_cast<uint8_t>(id % 7)});
+            q.push(t, Ev{id, 0, static_cast<uint8_t>(id % 7)});
+            ++id;
+        }
+        if (round % 1000 == 0)  // a burst of events at one time (a bucket larger than a run)
+            for (int i = 0; i < 200; ++i, ++id) {
+                const sim::Time t = sim::Time::ps(static_cast<int64_t>(now + 1000 + i % 3));
+                ref.push(t, Ev{id, 0, 0});
+                q.push(t, Ev{id, 0, 0});
+            }
+        if (ref.empty()) continue;
+        const auto* ahead = q.upcoming(1);
+        const uint32_t next_after = ahead ? ahead->a : 0;
+        const auto a = ref.pop();
+        const auto b = q.pop();
+        ASSERT_EQ(a.t, b.t);
+        ASSERT_EQ(a.p.a, b.p.a);
+        ASSERT_EQ(a.p.kind, b.p.kind);
+        if (ahead && !q.empty()) EXPECT_EQ(q.upcoming(0)->a, next_after);  // nothing was pushed in between
+        now = static_cast<uint64_t>(b.t.count_ps());
+    }
+    while (!ref.empty()) ASSERT_EQ(ref.pop().p.a, q.pop().p.a);
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.pushed(), ref.pushed());
+}
 
 Segment in(uint32_t b, uint32_t n = 1) { return Segment(Buf::in, b, n); }
 Segment out(uint32_t b, uint32_t n = 1) { return Segment(Buf::out, b, n); }

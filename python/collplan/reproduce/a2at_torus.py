@@ -23,6 +23,12 @@ Variants (the network keys on top of the machine's):
   load, fcfs, VOQs      pacing=load, first-come-first-served routers with virtual output queues, sync=group
 The mesh: A2AT cannot reach the busiest-link ideal with groups run one after another; the bound of such a schedule,
 the sum over its steps of each step's busiest link, is computed from the schedule and printed next to the times.
+
+Scaling (the report's Section 4.2, Table 2 and Figures 4-5): a2at, pwx and ring on 64, 256, 1,024 and 4,096 nodes
+(8x8 to 64x64) with 64 MiB sent per node in all, i.e. 64 MiB / P per destination: 1 MiB on 8x8 (the main table's
+rows), 256 KiB on 16x16 and 64 KiB on 32x32 here (rows with those sizes, A2AT unpaced and with per-group pacing,
+pairwise, ring; not in --quick). 64x64 at 16 KiB is left out: about 8 billion packet events (the 32x32 runs take
+1.3 billion and minutes each).
 """
 from __future__ import annotations
 
@@ -38,8 +44,8 @@ from ..sim import simulate
 from . import Claim, Report, cells, ranking
 
 NAME = "a2at-torus"
-SUMMARY = ("A2AT vs pairwise vs ring on 8x8, 9x9, 16x16 tori and an 8x8 mesh, packet simulation with per-group "
-           "pacing (IPSJ SIG-HPC 2010-HPC-126)")
+SUMMARY = ("A2AT vs pairwise vs ring on 8x8, 9x9, 16x16 tori and an 8x8 mesh, and scaled to 32x32 with 64 MiB per "
+           "node, packet simulation with per-group pacing (IPSJ SIG-HPC 2010-HPC-126)")
 
 ALGORITHMS = ["alltoall/a2at", "alltoall/pairwise", "alltoall/ring"]
 # variant -> (A2AT parameters, network keys)
@@ -59,6 +65,16 @@ PAPER_RATIO = 1.075                 # the report's best, 25.8 / 24.0 ms on 9x9 (
 PAPER_VOQ = 1.09                    # published with virtual output queues (A2AT abstracts, docs/exchange.md)
 PAPER_MESH = 1.20                   # published for the mesh variant (A2AT abstracts, docs/exchange.md)
 PAPER_HOPS125_9x9 = 30.7 / 24.0     # Figure 15: 127.9%
+# The report's scaling study (Table 2): 64 MiB per node in all, on 64 to 4,096 nodes; the larger tori run here.
+PER_NODE = 64 * 1024 * 1024
+SCALING = ["16x16", "32x32"]
+SCALING_VARIANTS = ["none", TARGET]
+
+
+def scaled_size(torus: str) -> int:
+    """Bytes per destination on a k x k torus when every node sends 64 MiB in all (the report's Table 2)."""
+    k = int(torus.split("x")[0])
+    return PER_NODE // (k * k)
 
 
 def _net(machine) -> tuple[int, int]:
@@ -123,9 +139,14 @@ class Cell:
     wall_s: float
 
 
-def _jobs(tori, variants, quick) -> list:
-    """Every simulation, in table order: (key, algorithm, topology, variant, variant table)."""
+def _jobs(tori, variants, quick, size) -> list:
+    """Every simulation, in table order: (key, algorithm, topology, variant, variant table, bytes per destination).
+    The scaling runs (largest first) come first, so that under mpirun the long ones are spread over the ranks."""
     out = []
+    for torus in ([] if quick else SCALING[::-1]):
+        for alg in ALGORITHMS:
+            for v in SCALING_VARIANTS if alg == "alltoall/a2at" else ["none"]:
+                out.append(((f"scale:{torus}", alg, v), alg, f"torus:{torus}", v, VARIANTS, scaled_size(torus)))
     for torus in tori:
         for alg in ALGORITHMS:
             if alg != "alltoall/a2at" and quick and torus != tori[0]:
@@ -133,10 +154,10 @@ def _jobs(tori, variants, quick) -> list:
             for v in variants if alg == "alltoall/a2at" else ["none"]:
                 if quick and torus != tori[0] and v == "none":
                     continue  # --quick: the unpaced runs on the first torus only
-                out.append(((torus, alg, v), alg, f"torus:{torus}", v, VARIANTS))
+                out.append(((torus, alg, v), alg, f"torus:{torus}", v, VARIANTS, size))
     for alg in ["alltoall/a2at", "alltoall/pairwise"] + ([] if quick else ["alltoall/ring"]):
         for v in (MESH_VARIANTS[1:2] if quick else MESH_VARIANTS) if alg == "alltoall/a2at" else ["none"]:
-            out.append((("mesh", alg, v), alg, "mesh:8x8", v, MESH_NETS))
+            out.append((("mesh", alg, v), alg, "mesh:8x8", v, MESH_NETS, size))
     return out
 
 
@@ -146,12 +167,12 @@ def run(quick: bool) -> Report:
     size = 1024 * 1024
     tori = ["8x8", "9x9"] if quick else ["8x8", "9x9", "16x16"]
     variants = ["none", TARGET, WITH_VOQ] if quick else list(VARIANTS)
-    jobs = _jobs(tori, variants, quick)
+    jobs = _jobs(tori, variants, quick, size)
     drawn = {}  # the simulations this process ran whole, for the link figures (others are run again to draw)
 
     def piece(i: int) -> Cell:
-        key, alg, topo, v, table = jobs[i]
-        r = _run(alg, topo, size, v, table)
+        key, alg, topo, v, table, nbytes = jobs[i]
+        r = _run(alg, topo, nbytes, v, table)
         drawn[key] = r
         return Cell(r.time_s, r.link_s_per_byte, r.link_utilisation()["all"]["mean"], r.packets, r.wall_s)
 
@@ -164,22 +185,26 @@ def run(quick: bool) -> Report:
                 continue
             ideal = ideal_s(k, size, mtu, header, r.link_s_per_byte)
             rep = report_ideal_s(k, size, mtu, header, r.link_s_per_byte)
-            rows.append([f"torus:{torus}", alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
+            rows.append([f"torus:{torus}", _core.format_bytes(size), alg.split("/")[1], v, round(r.time_s * 1e3, 3),
+                         round(ideal * 1e3, 3),
                          round(r.time_s / ideal, 3), round(rep * 1e3, 3), round(r.time_s / rep, 3),
                          round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
     mesh = _mesh(size, sims, rows, mtu, header)
+    _scaling_rows(sims, rows, mtu, header)
     report = Report(title=f"A2AT on 2D tori and an 8x8 mesh, packet simulation, {_core.format_bytes(size)} per "
-                          f"destination, machine {NAME}",
-                    columns=["topology", "algorithm", "variant", "time_ms", "ideal_ms", "ratio", "report_ideal_ms",
-                             "ratio_report", "link_mean_%", "packets", "wall_s"],
+                          f"destination (the scaling rows: 64 MiB per node), machine {NAME}",
+                    columns=["topology", "size", "algorithm", "variant", "time_ms", "ideal_ms", "ratio",
+                             "report_ideal_ms", "ratio_report", "link_mean_%", "packets", "wall_s"],
                     rows=rows)
     _claims(report, sims, tori, variants, size, mtu, header, mesh)
+    _scaling_claims(report, sims, tori, size)
     report.notes += _notes(tori, size, mtu, header, sims, mesh)
+    report.notes += _scaling_notes(sims, mtu, header)
     job = {j[0]: j for j in jobs}
 
     def whole(key):
-        _, alg, topo, v, table = job[key]
-        return drawn[key] if key in drawn else _run(alg, topo, size, v, table)
+        _, alg, topo, v, table, nbytes = job[key]
+        return drawn[key] if key in drawn else _run(alg, topo, nbytes, v, table)
     _figures(report, sims, tori, variants, size, mtu, header, mesh, whole)
     return report
 
@@ -197,8 +222,9 @@ def _mesh(size, sims, rows, mtu=2048, header=32) -> dict:
         algs += [alg] if alg not in algs else []
         block_s = size * (mtu + header) / mtu * r.link_s_per_byte  # one block on a link, headers included
         ideal = ideal_units * block_s
-        rows.append([topo, alg.split("/")[1], v, round(r.time_s * 1e3, 3), round(ideal * 1e3, 3),
-                     round(r.time_s / ideal, 3), "", "", round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
+        rows.append([topo, _core.format_bytes(size), alg.split("/")[1], v, round(r.time_s * 1e3, 3),
+                     round(ideal * 1e3, 3), round(r.time_s / ideal, 3), "", "", round(100 * r.link_mean, 1), r.packets,
+                     round(r.wall_s, 2)])
     return {"algs": algs, "bound_units": bound, "ideal_units": ideal_units, "block_s": block_s}
 
 
@@ -301,6 +327,102 @@ def _figures(report, sims, tori, variants, size, mtu, header, mesh, whole) -> No
             key, f"alltoall/a2at on mesh:8x8, {_core.format_bytes(size)}, {v}: {sims[key].time_s * 1e3:.3f} ms "
                  f"({ratio:.3f} x ideal; step bound {mesh['bound_units'] / mesh['ideal_units']:.3f})")
     report.figures[f"{NAME}-ratios"] = lambda path: _plot_ratios(sims, tori, variants, size, mtu, header, Path(path))
+    if any(k[0].startswith("scale:") for k in sims):
+        report.figures[f"{NAME}-scaling"] = lambda path: _plot_scaling(sims, tori, size, mtu, header, Path(path))
+
+
+def _series(sims, tori, size):
+    """The scaling series, 64 MiB per node: per torus ("16x16", bytes per destination, {(alg, variant): cell});
+    8x8 from the main table (1 MiB = 64 MiB / 64)."""
+    out = []
+    if "8x8" in tori and scaled_size("8x8") == size:
+        out.append(("8x8", size, {(a, v): r for (t, a, v), r in sims.items() if t == "8x8"}))
+    for torus in SCALING:
+        got = {(a, v): r for (t, a, v), r in sims.items() if t == f"scale:{torus}"}
+        if got:
+            out.append((torus, scaled_size(torus), got))
+    return out
+
+
+def _scaling_rows(sims, rows, mtu, header) -> None:
+    for torus in SCALING:
+        k, size = int(torus.split("x")[0]), scaled_size(torus)
+        for (t, alg, v), r in sims.items():
+            if t != f"scale:{torus}":
+                continue
+            ideal = ideal_s(k, size, mtu, header, r.link_s_per_byte)
+            rep = report_ideal_s(k, size, mtu, header, r.link_s_per_byte)
+            rows.append([f"torus:{torus}", _core.format_bytes(size), alg.split("/")[1], v, round(r.time_s * 1e3, 3),
+                         round(ideal * 1e3, 3), round(r.time_s / ideal, 3), round(rep * 1e3, 3),
+                         round(r.time_s / rep, 3), round(100 * r.link_mean, 1), r.packets, round(r.wall_s, 2)])
+
+
+def _scaling_claims(report, sims, tori, size) -> None:
+    for torus, nbytes, got in _series(sims, tori, size)[1:]:
+        t = {a.split("/")[1]: got[(a, "none")].time_s for a in ALGORITHMS if (a, "none") in got}
+        report.claims.append(Claim(
+            f"scaling, torus:{torus} with 64 MiB per node ({_core.format_bytes(nbytes)} per destination), no "
+            f"pacing: A2AT faster than pairwise faster than ring (the report's Figure 4 compares them at 64 to "
+            f"4,096 nodes, its values unreadable; its abstract: A2AT performs better than the other algorithms)",
+            "a2at < pairwise < ring", ranking(t), "==",
+            detail=", ".join(f"{a} {x * 1e3:.2f} ms" for a, x in t.items())))
+
+
+def _scaling_notes(sims, mtu, header) -> list:
+    notes = []
+    for torus in SCALING:
+        k, size = int(torus.split("x")[0]), scaled_size(torus)
+        got = {(a, v): r for (t, a, v), r in sims.items() if t == f"scale:{torus}"}
+        if not got:
+            continue
+        r = next(iter(got.values()))
+        ideal = ideal_s(k, size, mtu, header, r.link_s_per_byte)
+        parts = [f"{a.split('/')[1]} {v}: {x.time_s * 1e3:.2f} ms ({x.time_s / ideal:.3f} x)"
+                 for (a, v), x in got.items()]
+        notes.append(f"scaling, torus:{torus}, {_core.format_bytes(size)} per destination (64 MiB per node, the "
+                     f"report's Table 2): ideal {ideal * 1e3:.3f} ms; " + "; ".join(parts))
+    paced = [r for (t, a, v), r in sims.items() if t.startswith("scale:") and (a, v) == ("alltoall/a2at", TARGET)]
+    if paced:
+        notes.append("per-group pacing gives each message w = (c - 1) h packet times of slack on top of n N "
+                     "(N = its packets): with 64 MiB per node N falls with the torus (512 packets on 8x8, 128 on "
+                     "16x16, 32 on 32x32) while h grows, so the slack, sized for the 1 MiB study, takes a growing "
+                     "share of the paced time on the larger tori (the ratios above); the report's pacing "
+                     "experiments are all at 1 MiB on 8x8 to 16x16")
+    return notes
+
+
+def _plot_scaling(sims, tori, size, mtu, header, path: Path) -> None:
+    """Time and time / ideal against the number of nodes, 64 MiB per node (the report's Figures 4 and 5 plot
+    a2at, pwx and ring against 64 to 4,096 nodes)."""
+    from ..plot import legend_outside, pyplot, save_figure
+    plt = pyplot()
+    series = _series(sims, tori, size)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.6), dpi=100)
+    lines = [("alltoall/a2at", v) for v in SCALING_VARIANTS] + [(a, "none") for a in ALGORITHMS[1:]]
+    for i, (alg, v) in enumerate(lines):
+        pts = [(int(t.split("x")[0]) ** 2, got[(alg, v)], t, nb) for t, nb, got in series if (alg, v) in got]
+        if not pts:
+            continue
+        xs = [p[0] for p in pts]
+        label = f"{alg.split('/')[1]} {v}"
+        ax.plot(xs, [p[1].time_s * 1e3 for p in pts], "o-", color=f"C{i}", label=label)
+        bx.plot(xs, [r.time_s / ideal_s(int(t.split("x")[0]), nb, mtu, header, r.link_s_per_byte)
+                     for _, r, t, nb in pts], "o-", color=f"C{i}", label=label)
+    ticks = [(int(t.split("x")[0]) ** 2, f"{int(t.split('x')[0]) ** 2}\n({t}, {_core.format_bytes(nb)})")
+             for t, nb, _ in series]
+    for a in (ax, bx):
+        a.set_xscale("log", base=4)
+        a.set_xticks([x for x, _ in ticks], [lab for _, lab in ticks])
+        a.minorticks_off()
+        a.set_xlabel("nodes (torus; bytes per destination), 64 MiB per node")
+    ax.set_ylabel("simulated time (ms)")
+    bx.set_ylabel("time / ideal (busiest link)")
+    bx.axhline(1.0, color="k", lw=0.8)
+    ax.set_title("all-to-all time, 64 MiB per node", fontsize=10)
+    bx.set_title("ratio to the ideal", fontsize=10)
+    legend_outside(bx)
+    fig.tight_layout()
+    save_figure(fig, path)
 
 
 def _plot_ratios(sims, tori, variants, size, mtu, header, path: Path) -> None:

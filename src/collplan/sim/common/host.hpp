@@ -20,7 +20,7 @@
 
 #include "collplan/model/model.hpp"
 #include "collplan/schedule/schedule.hpp"
-#include "collplan/sim/common/event_queue.hpp"
+#include "collplan/sim/common/run_queue.hpp"
 #include "collplan/schedule/walk.hpp"
 #include "collplan/sim/common/result.hpp"
 
@@ -37,7 +37,7 @@ struct SimEvent {
     uint8_t kind;  // < kNetworkKinds: the host's; the rest the network's
 };
 inline constexpr uint8_t kNetworkKinds = 8;
-using SimQueue = EventQueue<SimEvent>;
+using SimQueue = RunQueue<SimEvent>;
 
 struct Message {
     int32_t src, dst;

@@ -19,7 +19,7 @@ void Timeline::widen_to(Time t) {
     }
 }
 
-void Timeline::add(int dir, Time t0, Time t1, double bytes) {
+void Timeline::add_spread(int dir, Time t0, Time t1, double bytes) {
     if (dir < 0 || static_cast<size_t>(dir) >= b_.size() || bytes <= 0) return;
     widen_to(t1);
     auto& v = b_[static_cast<size_t>(dir)];

@@ -63,11 +63,12 @@ struct Credit {
 
 
 // A packet waiting for an output, with what the arbitration needs (fixed while it waits): its input channel, the
-// credit bytes it needs downstream and the VC class it needs there.
+// credit bytes it needs downstream, the VC class it needs there and when it reached the router (FCFS).
 struct Request {
     uint32_t p, in_ch;
     int32_t need;
     uint8_t cls;
+    Time ready;
 };
 
 // The VC of each class downstream of a channel with the most room (the first of equals; -1 if none), and that room.
@@ -77,15 +78,60 @@ struct VcChoice {
     int take(int cls, int32_t need) const { return room[cls] >= need ? vc[cls] : -1; }
 };
 
-struct Channel {
+// What a channel does in time; the same for every channel of a kind (links, injection, ejection channels).
+struct Timing {
     double ps_per_byte = 0;
     Time latency;                     // wire delay (links only)
     Time flit_time, full_time;        // xfer() of one flit and of a full packet (mtu + header), computed once
+};
+enum ChannelKind : uint8_t { kLinkCh, kInjectCh, kEjectCh };
+
+// A channel's state, two to a cache line; its lists (below) live in Lists, at a place known from its id.
+struct alignas(32) Channel {
     Time busy_until;
+    Time next_credit = Time::never();  // the earliest time among its returning credits
     uint32_t rr = 0;                  // round-robin pointer over input channels
+    uint32_t requests = 0;            // packets waiting for this output (Lists `requests_`)
+    uint32_t returning = 0;           // credits on their way back to this channel's sender (Lists `returning_`)
     bool free_pending = false, stalled = false, wake_pending = false;
-    std::vector<Request> requests;    // packets waiting for this output
-    std::vector<Credit> returning;    // credits on their way back to this channel's sender
+    uint8_t kind = kLinkCh;
+};
+static_assert(sizeof(Channel) == 32);
+
+// Per channel a short list of T (its length kept by the channel), in `k` slots of one flat array: where a channel's
+// list lies follows from its id alone, so it is prefetched with the channel and needs no pointer of its own. When a
+// list outgrows `k`, every channel's room doubles (the lists keep their order).
+template <class T>
+class Lists {
+public:
+    void init(size_t channels, uint32_t k) { k_ = k, slots_.assign(channels * k, T{}); }
+    T* of(uint32_t ch) { return slots_.data() + static_cast<size_t>(ch) * k_; }
+    const T* of(uint32_t ch) const { return slots_.data() + static_cast<size_t>(ch) * k_; }
+    void push(uint32_t ch, uint32_t& n, const T& x) {
+        if (n == k_) grow();
+        of(ch)[n++] = x;
+    }
+    void remove(uint32_t ch, uint32_t& n, uint32_t i) {  // the last one takes its place
+        T* l = of(ch);
+        l[i] = l[--n];
+    }
+    void erase(uint32_t ch, uint32_t& n, const T& x) {  // the first x; the rest keep their order
+        T* l = of(ch);
+        T* e = std::find(l, l + n, x);
+        std::copy(e + 1, l + n, e);
+        --n;
+    }
+    size_t bytes() const { return slots_.capacity() * sizeof(T); }
+
+private:
+    void grow() {
+        std::vector<T> s(slots_.size() * 2);
+        for (size_t c = 0; c < slots_.size() / k_; ++c) std::copy_n(slots_.data() + c * k_, k_, s.data() + c * 2 * k_);
+        slots_.swap(s);
+        k_ *= 2;
+    }
+    std::vector<T> slots_;
+    uint32_t k_ = 1;
 };
 
 struct Nic {
@@ -175,6 +221,7 @@ public:
               LoadShares shares);
     void start(uint32_t id, const Message& m, Time now) override;
     void on_event(Time t, const SimEvent& e) override;
+    void prefetch(const SimQueue::Entry& e, int stage) const;
     void finish(SimResult& r, Time end) override;
     size_t state_bytes() const override;
     std::string stuck() const override;
@@ -192,8 +239,7 @@ private:
         return static_cast<int32_t>(net_.switching == Switching::wormhole ? std::min<uint64_t>(flits(bytes), net_.buffer / flit_ * flit_)
                                                                           : flits(bytes));
     }
-    Time xfer(uint32_t ch, uint64_t bytes) const { return bytes_time(static_cast<double>(bytes), ch_[ch].ps_per_byte); }
-    Time packet_time(const Channel& c, uint32_t bytes) const {  // xfer() of a packet, full ones looked up
+    Time packet_time(const Timing& c, uint32_t bytes) const {  // a packet on a channel, full ones looked up
         return bytes == full_bytes_ ? c.full_time : bytes_time(static_cast<double>(bytes), c.ps_per_byte);
     }
 
@@ -210,6 +256,7 @@ private:
     void transmit(uint32_t ch, uint32_t p, int vc, Time now);
     void leave_buffer(uint32_t p, Time tail_out, Time now);
     void take_credits(uint32_t ch, Time now);
+    void take_due_credits(uint32_t ch, Time now);
     void wait_for_credits(uint32_t ch, Time now);
     void wake(uint32_t ch, Time t);
     void deliver(uint32_t p, Time now);
@@ -230,8 +277,12 @@ private:
     uint64_t rng_;
     std::vector<uint8_t> link_dim_, link_wrap_;
     std::vector<Channel> ch_;
+    Timing timing_[3];                             // by ChannelKind
+    Lists<Request> requests_;
+    Lists<Credit> returning_;
     std::vector<int32_t> credits_;                 // per channel x VC: free bytes downstream, as the sender sees it
-    std::vector<std::vector<uint32_t>> fifo_;      // per channel x VC: packets in the downstream buffer
+    Lists<uint32_t> fifo_;                         // per channel x VC: packets in the downstream buffer
+    std::vector<uint32_t> fifo_len_;
     std::vector<uint32_t> owner_;                  // wormhole: the packet that owns a VC
     std::vector<Nic> nics_;
     std::vector<PMsg> msgs_;                       // by host message id
@@ -264,16 +315,21 @@ PacketNet::PacketNet(const Topology& topo, const NetParams& net, int ports, SimQ
                     std::to_string(net.buffer) + "B (allowed with switching=vct: buffer >= mtu + header)");
     const size_t n = L_ + 2 * static_cast<size_t>(P_) * ports_;
     ch_.resize(n);
-    const double inj = (net.inject_s_per_byte > 0 ? net.inject_s_per_byte : net.link_s_per_byte) * 1e12;
-    const double ejc = (net.eject_s_per_byte > 0 ? net.eject_s_per_byte : net.link_s_per_byte) * 1e12;
-    for (size_t c = 0; c < n; ++c) {
-        ch_[c].ps_per_byte = c < L_ ? link_ps_per_byte_ : is_eject(static_cast<uint32_t>(c)) ? ejc : inj;
-        ch_[c].latency = c < L_ ? Time::seconds(net.link_latency_s) : Time::zero();
-        ch_[c].flit_time = xfer(static_cast<uint32_t>(c), flit_);
-        ch_[c].full_time = xfer(static_cast<uint32_t>(c), full_bytes_);
+    const double ps[3] = {link_ps_per_byte_,
+                          (net.inject_s_per_byte > 0 ? net.inject_s_per_byte : net.link_s_per_byte) * 1e12,
+                          (net.eject_s_per_byte > 0 ? net.eject_s_per_byte : net.link_s_per_byte) * 1e12};
+    for (int k = 0; k < 3; ++k) {
+        timing_[k].ps_per_byte = ps[k];
+        timing_[k].latency = k == kLinkCh ? Time::seconds(net.link_latency_s) : Time::zero();
+        timing_[k].flit_time = bytes_time(static_cast<double>(flit_), ps[k]);
+        timing_[k].full_time = bytes_time(static_cast<double>(full_bytes_), ps[k]);
     }
+    for (size_t c = 0; c < n; ++c)
+        ch_[c].kind = c < L_ ? kLinkCh : is_eject(static_cast<uint32_t>(c)) ? kEjectCh : kInjectCh;
+    requests_.init(n, 4);
+    returning_.init(n, 4);
     credits_.assign(n * vcs_, static_cast<int32_t>(net.buffer / flit_ * flit_));
-    fifo_.resize(n * vcs_);
+    if (!net.voq) fifo_.init(n * vcs_, 4), fifo_len_.assign(n * vcs_, 0);
     if (net.switching == Switching::wormhole) owner_.assign(n * vcs_, kNone);
     nics_.resize(static_cast<size_t>(P_) * ports_);
     link_bytes_.assign(L_, 0);
@@ -298,7 +354,7 @@ void PacketNet::classify_links(const Topology& topo) {
 }
 
 size_t PacketNet::state_bytes() const {
-    size_t b = ch_.capacity() * sizeof(Channel) + credits_.capacity() * 4 + fifo_.capacity() * sizeof(fifo_[0]) +
+    size_t b = ch_.capacity() * sizeof(Channel) + requests_.bytes() + returning_.bytes() + credits_.capacity() * 4 + fifo_.bytes() + fifo_len_.capacity() * 4 +
                owner_.capacity() * 4 + nics_.capacity() * sizeof(Nic) + msgs_.capacity() * sizeof(PMsg) +
                peak_packets_ * sizeof(Packet) + (link_bytes_.capacity() + link_busy_ps_.capacity()) * 8;
     for (const PMsg& m : msgs_) b += m.hops.capacity() * 4;
@@ -350,7 +406,33 @@ void PacketNet::start(uint32_t id, const Message& m, Time now) {
     q_.push(now + overhead_, SimEvent{id, 0, kNicReady});
 }
 
+// What an upcoming event will touch, loaded in stages (each reads only what an earlier stage prefetched): a packet
+// or a channel, then its next output channel, then that channel's request and credit lists.
+void PacketNet::prefetch(const SimQueue::Entry& e, int stage) const {
+    const uint8_t kind = static_cast<uint8_t>(e.seq_kind & 0xff);
+    uint32_t ch;
+    if (kind == kArrive) {
+        const Packet& k = packets_[e.a];
+        if (stage == 0) return __builtin_prefetch(&k);
+        __builtin_prefetch(&ch_[k.in_ch]);
+        __builtin_prefetch(returning_.of(k.in_ch));
+        if (!net_.voq) __builtin_prefetch(fifo_.of(static_cast<uint32_t>(at(k.in_ch, k.vc))));
+        ch = k.hops[k.hop] >> 1;
+    } else if (kind == kOutFree || kind == kWake) {
+        ch = e.a;
+    } else {
+        return;
+    }
+    if (stage == 0) return;
+    __builtin_prefetch(&ch_[ch]);
+    __builtin_prefetch(requests_.of(ch));
+    __builtin_prefetch(returning_.of(ch));
+    __builtin_prefetch(&credits_[at(ch, 0)]);
+}
+
 void PacketNet::on_event(Time t, const SimEvent& e) {
+    if (const auto* f = q_.upcoming(8)) prefetch(*f, 0);
+    if (const auto* f = q_.upcoming(4)) prefetch(*f, 1);
     switch (e.kind) {
         case kArrive: return packets_[e.a].gen == e.b ? arrive(e.a, t) : void();
         case kOutFree: ch_[e.a].free_pending = false; return try_output(e.a, t);
@@ -375,27 +457,33 @@ void PacketNet::wake(uint32_t ch, Time t) {
     q_.push(t, SimEvent{ch, 0, kWake});
 }
 
-void PacketNet::take_credits(uint32_t ch, Time now) {
-    std::vector<Credit>& r = ch_[ch].returning;
-    for (size_t i = 0; i < r.size();) {
+inline void PacketNet::take_credits(uint32_t ch, Time now) {
+    if (ch_[ch].next_credit > now) return;
+    take_due_credits(ch, now);
+}
+
+void PacketNet::take_due_credits(uint32_t ch, Time now) {
+    Channel& c = ch_[ch];
+    Credit* r = returning_.of(ch);
+    Time next = Time::never();
+    for (uint32_t i = 0; i < c.returning;) {
         if (r[i].t <= now) {
             credits_[at(ch, r[i].vc)] += static_cast<int32_t>(r[i].bytes);
             if (!owner_.empty()) owner_[at(ch, r[i].vc)] = kNone;  // wormhole: the VC is free again
-            r[i] = r.back();
-            r.pop_back();
+            returning_.remove(ch, c.returning, i);
         } else {
+            next = min(next, r[i].t);
             ++i;
         }
     }
+    c.next_credit = next;
 }
 
 // The sender of `ch` found no credit: wake it when the next returning credit arrives (or when one is created).
 void PacketNet::wait_for_credits(uint32_t ch, Time now) {
     Channel& c = ch_[ch];
     c.stalled = true;
-    Time next = Time::never();
-    for (const Credit& cr : c.returning) next = min(next, cr.t);
-    if (next != Time::never()) wake(ch, max(next, now));
+    if (c.next_credit != Time::never()) wake(ch, max(c.next_credit, now));
 }
 
 // Per VC class downstream of `ch` (after taking the returned credits): the free VC with the most room, the first of
@@ -409,6 +497,11 @@ VcChoice PacketNet::best_vcs(uint32_t ch, Time now) {
         return c;
     }
     take_credits(ch, now);
+    if (split_ && vcs_ == 2 && owner_.empty()) {  // a torus's usual case: one VC per class
+        c.vc[0] = 0, c.vc[1] = 1;
+        c.room[0] = credits_[at(ch, 0)], c.room[1] = credits_[at(ch, 1)];
+        return c;
+    }
     for (int cls = 0; cls < (split_ ? 2 : 1); ++cls) {
         const int lo = split_ ? cls * (vcs_ / 2) : 0, hi = split_ ? (cls + 1) * (vcs_ / 2) : vcs_;
         for (int v = lo; v < hi; ++v) {
@@ -469,10 +562,11 @@ void PacketNet::inject(uint32_t ch, uint32_t id, int vc, Time now) {
     k.hops = pm.hops.data();
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
-    if (!net_.voq) fifo_[at(ch, vc)].push_back(p);
-    const Time end = now + packet_time(c, k.bytes);
+    if (!net_.voq) fifo_.push(static_cast<uint32_t>(at(ch, vc)), fifo_len_[at(ch, vc)], p);
+    const Timing& tm = timing_[kInjectCh];
+    const Time end = now + packet_time(tm, k.bytes);
     c.busy_until = end;
-    k.ready = now + c.flit_time + router_latency_;
+    k.ready = now + tm.flit_time + router_latency_;
     k.tail_in = end;
     q_.push(k.ready, SimEvent{p, ++k.gen, kArrive});
     if (net_.pacing == Pacing::gap) n.next_allowed = end + Time::seconds(net_.pacing_gap_s);
@@ -489,8 +583,8 @@ void PacketNet::arrive(uint32_t p, Time now) {
     const Packet& k = packets_[p];
     if (k.requested) return;
     if (net_.voq) return request(p, now);
-    const std::vector<uint32_t>& f = fifo_[at(k.in_ch, k.vc)];
-    if (!f.empty() && f.front() == p) request(p, now);
+    const auto f = static_cast<uint32_t>(at(k.in_ch, k.vc));
+    if (fifo_len_[f] > 0 && fifo_.of(f)[0] == p) request(p, now);
 }
 
 void PacketNet::request(uint32_t p, Time now) {
@@ -498,13 +592,13 @@ void PacketNet::request(uint32_t p, Time now) {
     const uint32_t out = next_out(k);
     k.requested = true;
     const uint8_t cls = static_cast<uint8_t>(k.hops[k.hop] & 1);
-    ch_[out].requests.push_back(Request{p, k.in_ch, static_cast<int32_t>(k.held), cls});
+    requests_.push(out, ch_[out].requests, Request{p, k.in_ch, static_cast<int32_t>(k.held), cls, k.ready});
     try_output(out, now);
 }
 
 void PacketNet::try_output(uint32_t ch, Time now) {
     Channel& c = ch_[ch];
-    if (c.requests.empty()) return;
+    if (c.requests == 0) return;
     if (c.busy_until > now) {
         if (!c.free_pending) c.free_pending = true, q_.push(c.busy_until, SimEvent{ch, 0, kOutFree});
         return;
@@ -513,9 +607,8 @@ void PacketNet::try_output(uint32_t ch, Time now) {
     const int i = pick(ch, now, &vc);
     if (i < 0) return wait_for_credits(ch, now);
     c.stalled = false;
-    const uint32_t p = c.requests[static_cast<size_t>(i)].p;
-    c.requests[static_cast<size_t>(i)] = c.requests.back();
-    c.requests.pop_back();
+    const uint32_t p = requests_.of(ch)[i].p;
+    requests_.remove(ch, c.requests, static_cast<uint32_t>(i));
     transmit(ch, p, vc, now);
 }
 
@@ -528,15 +621,16 @@ int PacketNet::pick(uint32_t ch, Time now, int* vc_out) {
     Time best_ready;
     const bool fcfs = net_.arbitration == Arbitration::fcfs;
     const VcChoice room = best_vcs(ch, now);
-    for (size_t i = 0; i < c.requests.size(); ++i) {
-        const Request& k = c.requests[i];
+    const Request* requests = requests_.of(ch);
+    for (uint32_t i = 0; i < c.requests; ++i) {
+        const Request& k = requests[i];
         const int vc = room.take(k.cls, k.need);
         if (vc < 0) continue;
         const uint32_t key = k.in_ch - c.rr - 1;  // rotation: the input after the last one served first
         bool take = best < 0 || key < best_key;
         Time ready;
         if (fcfs) {  // the earliest arrival at the router first, rotation among equals
-            ready = packets_[k.p].ready;
+            ready = k.ready;
             take = best < 0 || ready < best_ready || (ready == best_ready && key < best_key);
         }
         if (net_.arbitration == Arbitration::random) {  // reservoir sampling over the eligible ones
@@ -553,10 +647,11 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
     Packet& k = packets_[p];
     k.requested = false;
     ++k.gen;  // a kArrive still queued for this hop (it was requested early, at the same time) is stale now
-    const Time end = max(now + packet_time(c, k.bytes), k.tail_in);
+    const Timing& tm = timing_[c.kind];
+    const Time end = max(now + packet_time(tm, k.bytes), k.tail_in);
     c.busy_until = end;
     c.rr = k.in_ch;
-    if (!c.requests.empty() && !c.free_pending) c.free_pending = true, q_.push(end, SimEvent{ch, 0, kOutFree});
+    if (c.requests > 0 && !c.free_pending) c.free_pending = true, q_.push(end, SimEvent{ch, 0, kOutFree});
     if (ch < L_) {
         link_bytes_[ch] += k.bytes;
         link_busy_ps_[ch] += (end - now).count_ps();
@@ -566,12 +661,12 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
     if (is_eject(ch)) return deliver(p, end);
     credits_[at(ch, vc)] -= static_cast<int32_t>(k.held);
     if (!owner_.empty()) owner_[at(ch, vc)] = p;
-    if (!net_.voq) fifo_[at(ch, vc)].push_back(p);
+    if (!net_.voq) fifo_.push(static_cast<uint32_t>(at(ch, vc)), fifo_len_[at(ch, vc)], p);
     k.in_ch = ch;
     k.vc = static_cast<uint8_t>(vc);
     ++k.hop;
-    k.ready = now + c.flit_time + c.latency + router_latency_;
-    k.tail_in = end + c.latency;
+    k.ready = now + tm.flit_time + tm.latency + router_latency_;
+    k.tail_in = end + tm.latency;
     q_.push(k.ready, SimEvent{p, k.gen, kArrive});
 }
 
@@ -581,13 +676,16 @@ void PacketNet::transmit(uint32_t ch, uint32_t p, int vc, Time now) {
 void PacketNet::leave_buffer(uint32_t p, Time tail_out, Time now) {
     const Packet& k = packets_[p];
     const uint32_t in = k.in_ch;
-    const Time back = tail_out + ch_[in].latency;
-    ch_[in].returning.push_back(Credit{back, k.held, k.vc});
+    const Time back = tail_out + timing_[ch_[in].kind].latency;
+    returning_.push(in, ch_[in].returning, Credit{back, k.held, k.vc});
+    ch_[in].next_credit = min(ch_[in].next_credit, back);
     if (ch_[in].stalled) wake(in, back);
     if (net_.voq) return;
-    std::vector<uint32_t>& f = fifo_[at(in, k.vc)];
-    f.erase(std::find(f.begin(), f.end(), p));
-    if (!f.empty() && !packets_[f.front()].requested && packets_[f.front()].ready <= now) request(f.front(), now);
+    const auto f = static_cast<uint32_t>(at(in, k.vc));
+    fifo_.erase(f, fifo_len_[f], p);
+    if (fifo_len_[f] == 0) return;
+    const uint32_t head = fifo_.of(f)[0];
+    if (!packets_[head].requested && packets_[head].ready <= now) request(head, now);
 }
 
 // Packet p is on the ejection channel, its tail reaches the NIC at `end`; it needs no more events. The message
