@@ -233,6 +233,11 @@ void LogGPSim::prefetch() const {
         if (msg) __builtin_prefetch(cur_.address(static_cast<int>(r)));
         __builtin_prefetch(clocks(static_cast<int>(r)));
         __builtin_prefetch(&matching_[r]);
+        if (msg && static_cast<int64_t>(msgs_[e->a].bytes) > p_.S) {  // a rendezvous match completes the send too
+            const int src = msgs_[e->a].src;
+            __builtin_prefetch(cur_.address(src));
+            __builtin_prefetch(clocks(src));
+        }
     }
     if (const auto* e = q_.upcoming(8)) prefetch_late(*e);
     if (const auto* e = q_.upcoming(4)) prefetch_next_group(*e);
