@@ -144,6 +144,73 @@ TEST(Walk, TimedCursorGivesTheLatestPrerequisiteAsReadyTime) {
     EXPECT_EQ(c.last_done(), 50);
 }
 
+TEST(Walk, FlatProgramsAreGroupMajorAndFlatCursorsReadyAsTimedCursors) {
+    // Rank 0: the program of the TimedCursor test (explicit dependencies); rank 1: send | recv, recv | copy of two
+    // segments; rank 2: nothing.
+    Schedule s(Collective::allgather, 3, 2, 2, 0);
+    RankBuilder a(s, 0), b(s, 1);
+    a.calc(1);
+    a.calc(1);
+    const uint32_t after0[] = {0};
+    a.calc(1, after0);
+    a.fence().calc(1);
+    b.send(0, 7, {in(0), in(1)});
+    b.fence().recv(0, 0, {out(0)});
+    b.recv(0, 1, {out(1)});
+    b.fence().copy({in(0), in(1)}, {out(0), out(1)});
+    const FlatPrograms f(s);
+    // Group-major: rank 0's group 0 (head + 3 ops), rank 1's group 0 (head + 1), then rank 0's group 1, rank 1's
+    // group 1, then rank 1's group 2.
+    EXPECT_EQ(f.first(0), 0u);
+    EXPECT_EQ(f.first(1), 4u);
+    EXPECT_EQ(f.first(2), FlatPrograms::kEnd);
+    EXPECT_EQ(f.head(0).next, 6u);
+    EXPECT_EQ(f.head(4).next, 8u);
+    EXPECT_EQ(f.head(8).next, 11u);
+    EXPECT_EQ(f.head(11).next, FlatPrograms::kEnd);
+    EXPECT_EQ(f.head(8).count, 2u);
+    EXPECT_EQ(f.op_index(8, 10), 2u);
+    EXPECT_EQ(f.op(5).kind, OpKind::send);
+    EXPECT_EQ(f.op(5).tag(), 7);
+    EXPECT_EQ(f.units(1, 4, 5), 2u);   // two blocks sent
+    EXPECT_EQ(f.units(1, 11, 12), 2u);  // the copy's two source blocks
+
+    FlatCursors<int64_t> c(s, f);
+    std::vector<uint32_t> ready;
+    c.start(0, ready);  // through its TimedCursor: the ops free of dependencies
+    EXPECT_EQ(ready, (std::vector<uint32_t>{1, 2}));
+    ready.clear();
+    c.complete(0, 2, 50, ready);
+    EXPECT_TRUE(ready.empty());
+    c.complete(0, 1, 30, ready);
+    ASSERT_EQ(ready, (std::vector<uint32_t>{3}));
+    EXPECT_EQ(c.ready_time(0, 3), 30);
+    ready.clear();
+    c.complete(0, 3, 40, ready);
+    ASSERT_EQ(ready, (std::vector<uint32_t>{7}));
+    EXPECT_EQ(c.ready_time(0, 7), 50);
+    EXPECT_FALSE(c.finished(0));
+    ready.clear();
+    c.complete(0, 7, 60, ready);
+    EXPECT_TRUE(c.finished(0));
+
+    c.start(1, ready);  // without dependencies: whole groups
+    EXPECT_EQ(ready, (std::vector<uint32_t>{5}));
+    ready.clear();
+    c.complete(1, 5, 10, ready);
+    EXPECT_EQ(ready, (std::vector<uint32_t>{9, 10}));
+    EXPECT_EQ(c.ready_time(1, 9), 10);
+    EXPECT_EQ(c.remaining(1), 2u);
+    ready.clear();
+    c.complete(1, 10, 25, ready);
+    c.complete(1, 9, 20, ready);
+    EXPECT_EQ(ready, (std::vector<uint32_t>{12}));
+    EXPECT_EQ(c.ready_time(1, 12), 25);
+    c.complete(1, 12, 30, ready);
+    EXPECT_TRUE(c.finished(1));
+    EXPECT_TRUE(c.finished(2));
+}
+
 using Ops = std::vector<std::pair<int, uint32_t>>;
 
 TEST(Barriers, TheNthBarrierOpOfEveryRankMeetsInProgramOrderNotPostOrder) {

@@ -124,6 +124,71 @@ void RankCursor::complete(uint32_t k, std::vector<uint32_t>& ready) {
     if (--remaining_ == 0 && group_end_ < size_) open(group_end_, ready);
 }
 
+// ------------------------------------------------------------------------------------------- FlatPrograms
+namespace {
+
+uint64_t units_of(const RankProgram& p, uint32_t k) {
+    if (!p.units.empty()) return p.units[k];
+    const Op& o = p.ops[k];
+    if (o.kind == OpKind::calc) return static_cast<uint32_t>(o.aux);
+    const uint32_t end = k + 1 < p.ops.size() ? p.ops[k + 1].seg_begin : static_cast<uint32_t>(p.segs.size());
+    const uint32_t n = o.kind == OpKind::copy || o.kind == OpKind::reduce ? static_cast<uint32_t>(o.aux) : end - o.seg_begin;
+    uint64_t u = 0;  // block_count, inline: this runs once per op of the schedule
+    for (const Segment* g = p.segs.data() + o.seg_begin, *e = g + n; g < e; ++g) u += g->count;
+    return u;
+}
+
+}  // namespace
+
+// Two passes over the programs: the records of each group index g over all ranks, then the copy. The copy goes
+// through the group indices in tiles of kTile: within a tile each rank's program is read in order and its groups
+// are appended to kTile regions at once (one page of each active), so neither side jumps to a new page per group.
+FlatPrograms::FlatPrograms(const Schedule& s) : s_(s), first_(static_cast<size_t>(s.ranks()), kEnd) {
+    constexpr size_t kTile = 512;
+    const int P = s.ranks();
+    std::vector<uint64_t> fill;  // per group index: records, then where the next group of that index goes
+    for (int r = 0; r < P; ++r) {
+        const RankProgram& p = s.program(r);
+        const auto n = static_cast<uint32_t>(p.ops.size());
+        for (uint32_t begin = 0, g = 0; begin < n; ++g) {
+            const uint32_t end = group_end(p.ops.data(), n, begin);
+            if (g == fill.size()) fill.push_back(0);
+            fill[g] += 1 + (end - begin);
+            begin = end;
+        }
+    }
+    uint64_t total = 0;
+    for (uint64_t& f : fill) total += std::exchange(f, total);
+    if (total >= kEnd)
+        throw Error("simulate: the schedule has " + std::to_string(total) + " ops and groups (allowed: fewer than 2^32)");
+    rec_ = std::make_unique_for_overwrite<FlatRecord[]>(total);
+    size_ = total;
+    std::vector<uint32_t> pos(static_cast<size_t>(P), 0), last(static_cast<size_t>(P), kEnd);
+    for (size_t g0 = 0; g0 < fill.size(); g0 += kTile) {
+        for (int r = 0; r < P; ++r) {
+            const RankProgram& p = s.program(r);
+            const auto n = static_cast<uint32_t>(p.ops.size());
+            uint32_t begin = pos[r];
+            for (size_t g = g0; g < g0 + kTile && begin < n; ++g) {
+                const uint32_t end = group_end(p.ops.data(), n, begin);
+                const auto h = static_cast<uint32_t>(fill[g]);
+                fill[g] += 1 + (end - begin);
+                rec_[h].head = FlatHead{kEnd, end - begin, begin, 0};
+                (last[r] == kEnd ? first_[r] : rec_[last[r]].head.next) = h;
+                last[r] = h;
+                for (uint32_t k = begin; k < end; ++k) {
+                    const Op& o = p.ops[k];
+                    const uint64_t u = units_of(p, k);
+                    rec_[h + 1 + (k - begin)].op = FlatOp{o.kind, static_cast<uint8_t>(u >> 32 != 0), o.port, 0, o.peer,
+                                                          o.aux, static_cast<uint32_t>(u)};
+                }
+                begin = end;
+            }
+            pos[r] = begin;
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------- Matcher
 namespace {
 uint64_t mix(int32_t a, int32_t b, int32_t c) {

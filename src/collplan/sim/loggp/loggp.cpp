@@ -36,9 +36,6 @@
 
 namespace collplan::sim {
 
-// A rank's program streamed with simulated time (schedule/walk.hpp).
-using TimedCursor = collplan::TimedCursor<Time>;
-
 LogGPParams loggp_params(const Model& model, const NetParams& net) {
     LogGPParams p;
     double L = model.startup_s(), o = 0, g = 0, G = model.per_byte_s(), O = 0;
@@ -67,12 +64,12 @@ namespace {
 enum EvType : uint8_t { kOp = 0, kMsg = 1 };
 struct Ev {
     uint32_t a;  // kOp: rank; kMsg: message index
-    uint32_t b;  // kOp: op index; kMsg: the receiver (so that prefetching need not read the message first)
+    uint32_t b;  // kOp: the op's record (FlatPrograms); kMsg: the receiver (so that prefetching need not read the message first)
     uint8_t kind;
 };
 struct Msg {
     int32_t src, dst, tag;
-    uint32_t send_op;
+    uint32_t send_op;  // the send's record
     uint64_t bytes;
     uint8_t cpu, nic;
 };
@@ -85,9 +82,9 @@ public:
     SimResult run();
 
 private:
-    const Op& op(int r, uint32_t k) const { return cur_[r].op(k); }
-    int cpu(const Op& o) const { return o.port >= 0 ? o.port % p_.cpus : 0; }
-    int nic(const Op& o) const { return o.port >= 0 ? o.port % p_.nics : 0; }
+    const FlatOp& op(uint32_t i) const { return flat_.op(i); }
+    int cpu(const FlatOp& o) const { return o.port >= 0 ? o.port % p_.cpus : 0; }
+    int nic(const FlatOp& o) const { return o.port >= 0 ? o.port % p_.nics : 0; }
     // A rank's clocks are adjacent (one cache line for one CPU and one NIC): nexto of each CPU, then nextgs and
     // nextgr of each NIC.
     Time* clocks(int r) { return &clock_[static_cast<size_t>(r) * stride_]; }
@@ -95,20 +92,22 @@ private:
     Time& nexto(int r, int c) { return clocks(r)[c]; }
     Time& nextgs(int r, int n) { return clocks(r)[p_.cpus + 2 * n]; }
     Time& nextgr(int r, int n) { return clocks(r)[p_.cpus + 2 * n + 1]; }
-    uint64_t bytes(int r, uint32_t k) const { return op_bytes(cur_[r].units(k), m_); }
-    // (s - 1) O and (s - 1) G of a message of s bytes, remembered for the last size (collectives repeat sizes).
+    uint64_t bytes(int r, uint32_t i) const { return op_bytes(flat_.units(r, cur_.head(r), i), m_); }
+    // (s - 1) O and (s - 1) G of a message of s bytes and the model's handshake time, remembered for the last size
+    // (collectives repeat sizes).
     struct Bodies {
         uint64_t s = ~uint64_t{0};
-        Time O, G;
+        Time O, G, handshake;
     };
     const Bodies& bodies(uint64_t s) {
         if (s != bodies_.s) {
             const double b = static_cast<double>(s > 0 ? s - 1 : 0);
-            bodies_ = Bodies{s, bytes_time(b, p_.O_ps), bytes_time(b, p_.G_ps)};
+            bodies_ = Bodies{s, bytes_time(b, p_.O_ps), bytes_time(b, p_.G_ps),
+                             Time::seconds(model_.handshake_s(static_cast<double>(s)))};
         }
         return bodies_;
     }
-    Time local_time(int r, uint32_t k);
+    Time local_time(int r, uint32_t i);
     struct LocalMemo {
         bool valid = false;
         OpKind kind = OpKind::calc;
@@ -116,18 +115,19 @@ private:
         Time t;
     };
 
-    void on_send(Time t, uint64_t seq, int r, uint32_t k);
-    void on_recv(Time t, int r, uint32_t k);
-    void on_local(Time t, uint64_t seq, int r, uint32_t k);
-    void on_barrier(Time t, int r, uint32_t k);
+    void on_send(Time t, uint64_t seq, int r, uint32_t i);
+    void on_recv(Time t, int r, uint32_t i);
+    void on_local(Time t, uint64_t seq, int r, uint32_t i);
+    void on_barrier(Time t, int r, uint32_t i);
     void on_msg(Time t, uint64_t seq, uint32_t m);
     void rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t);
-    void complete(int r, uint32_t k, Time done);
+    void complete(int r, uint32_t i, Time done);
     void flush_freed();
-    bool post_now(int r, uint32_t k, const Op& o);
+    bool post_now(int r, uint32_t i, const FlatOp& o);
     void prefetch() const;
     void prefetch_late(const EventQueue<Ev>::Entry& e) const;
     void prefetch_next_group(const EventQueue<Ev>::Entry& e) const;
+    std::string describe(int r, uint32_t i) const;
     [[noreturn]] void report_stuck() const;
 
     const Schedule& s_;
@@ -136,7 +136,8 @@ private:
     const SimOptions& opt_;
     const double m_;
     const int P_;
-    std::vector<TimedCursor> cur_;
+    const FlatPrograms flat_;
+    FlatCursors<Time> cur_;
     const size_t stride_;
     std::vector<Time> clock_;
     std::vector<Time> host_free_;  // per host (model host_beta): when its channel has moved every byte booked so far
@@ -157,18 +158,16 @@ private:
 
 LogGPSim::LogGPSim(const Schedule& s, const Model& model, const LogGPParams& p, const SimOptions& opt)
     : s_(s), model_(model), p_(p), opt_(opt), m_(block_bytes(s, opt.size_bytes, "simulate")), P_(s.ranks()),
-      stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()), barriers_(s) {
-    cur_.reserve(static_cast<size_t>(P_));
-    for (int r = 0; r < P_; ++r) cur_.emplace_back(s.program(r));
+      flat_(s), cur_(s, flat_), stride_(static_cast<size_t>(p.cpus + 2 * p.nics)), match_(s.ranks()), barriers_(s) {
     clock_.assign(static_cast<size_t>(P_) * stride_, Time::zero());
     if (model_.host_beta > 0) host_free_.assign(static_cast<size_t>(model_.host_of(P_ - 1)) + 1, Time::zero());
     matching_.assign(static_cast<size_t>(P_), 0);
 }
 
-// The model's time of local op k of rank r, remembered for the last kind and size.
-Time LogGPSim::local_time(int r, uint32_t k) {
-    const uint64_t s = bytes(r, k);
-    const OpKind kind = op(r, k).kind;
+// The model's time of local op i of rank r, remembered for the last kind and size.
+Time LogGPSim::local_time(int r, uint32_t i) {
+    const uint64_t s = bytes(r, i);
+    const OpKind kind = op(i).kind;
     if (local_.valid && local_.s == s && local_.kind == kind) return local_.t;
     const double b = static_cast<double>(s);
     Time t = Time::zero();
@@ -182,23 +181,24 @@ Time LogGPSim::local_time(int r, uint32_t k) {
     return t;
 }
 
-// Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order.
+// Queues the ops freed by the last event: by rank, then sends, recvs, local ops, then program order (a rank's
+// records lie in program order).
 void LogGPSim::flush_freed() {
     auto before = [&](const auto& a, const auto& b) {
         if (a.first != b.first) return a.first < b.first;
-        return type_order(op(a.first, a.second).kind) < type_order(op(b.first, b.second).kind);
+        return type_order(op(a.second).kind) < type_order(op(b.second).kind);
     };
     for (size_t i = 1; i < freed_.size(); ++i)  // stable insertion sort: the lists are short
         for (size_t j = i; j > 0 && before(freed_[j], freed_[j - 1]); --j) std::swap(freed_[j], freed_[j - 1]);
-    for (const auto& [r, k] : freed_) {
-        const Op& o = op(r, k);
-        Time t = max(cur_[r].ready_time(k), nexto(r, cpu(o)));
+    for (const auto& [r, i] : freed_) {
+        const FlatOp& o = op(i);
+        Time t = max(cur_.ready_time(r, i), nexto(r, cpu(o)));
         if (o.kind == OpKind::send) t = max(t, nextgs(r, nic(o)));
         if (o.kind == OpKind::recv) {
-            if (t == now_ && post_now(r, k, o)) continue;
+            if (t == now_ && post_now(r, i, o)) continue;
             ++matching_[r];
         }
-        q_.push(t, Ev{static_cast<uint32_t>(r), k, kOp});
+        q_.push(t, Ev{static_cast<uint32_t>(r), i, kOp});
     }
     freed_.clear();
 }
@@ -207,28 +207,37 @@ void LogGPSim::flush_freed() {
 // to r and no recv of r is queued (so none can be handled before its turn -- a message sent from now on arrives
 // after o + L > 0) and no message waits for it (posting only records it; a match would complete ops, whose events
 // must be numbered in their turn). Saves one event per recv in lock-step schedules.
-bool LogGPSim::post_now(int r, uint32_t k, const Op& o) {
+bool LogGPSim::post_now(int r, uint32_t i, const FlatOp& o) {
     if (matching_[r] != 0 || p_.o + p_.L <= Time::zero() || match_.has_waiting(true, o.peer, r, o.tag())) return false;
-    match_.post(false, o.peer, r, o.tag(), k);
+    match_.post(false, o.peer, r, o.tag(), i);
     return true;
 }
 
-// 65,536 ranks in lock step touch 65,536 cursors, programs and message records per step: start loading those of
-// the events a few places ahead while this one is processed, in stages so that every stage reads only what an
-// earlier one prefetched (the cursor and message record, then the op, then its segments, matching line or the
-// next group's ops, then the matching line of a recv that the next group will post at once).
+// 65,536 ranks in lock step touch 65,536 cursors, clocks, matching lines and message records per step: start
+// loading those of the events a few places ahead while this one is processed, in stages so that every stage
+// reads only what an earlier one prefetched (the cursor, op record and message record, then the receiver's
+// cursor and the clocks, then the matching line, then the matching lines of recvs that the next group will post
+// at once). The op records of ranks in lock step are read in address order (FlatPrograms).
 void LogGPSim::prefetch() const {
     if (const auto* e = q_.upcoming(24)) {
-        if (e->p().kind == kMsg) __builtin_prefetch(&msgs_[e->a]);
-        else __builtin_prefetch(&cur_[e->a]);
+        if (e->p().kind == kMsg) {
+            __builtin_prefetch(&msgs_[e->a]);
+        } else {
+            __builtin_prefetch(cur_.address(static_cast<int>(e->a)));
+            __builtin_prefetch(&op(e->b));
+        }
     }
     if (const auto* e = q_.upcoming(16)) {
         const bool msg = e->p().kind == kMsg;
         const uint32_t r = msg ? e->b : e->a;
-        if (msg) __builtin_prefetch(&cur_[r]);
-        else __builtin_prefetch(&cur_[r].op(e->b));
+        if (msg) __builtin_prefetch(cur_.address(static_cast<int>(r)));
         __builtin_prefetch(clocks(static_cast<int>(r)));
         __builtin_prefetch(&matching_[r]);
+        if (msg && static_cast<int64_t>(msgs_[e->a].bytes) > p_.S) {  // a rendezvous match completes the send too
+            const int src = msgs_[e->a].src;
+            __builtin_prefetch(cur_.address(src));
+            __builtin_prefetch(clocks(src));
+        }
     }
     if (const auto* e = q_.upcoming(8)) prefetch_late(*e);
     if (const auto* e = q_.upcoming(4)) prefetch_next_group(*e);
@@ -239,34 +248,29 @@ void LogGPSim::prefetch_late(const EventQueue<Ev>::Entry& e) const {
         const Msg& m = msgs_[e.a];
         return match_.prefetch(m.src, m.dst, m.tag);
     }
-    const Op& o = op(static_cast<int>(e.a), e.b);
+    const FlatOp& o = op(e.b);
     if (o.kind == OpKind::recv) return match_.prefetch(o.peer, static_cast<int32_t>(e.a), o.tag());
     if (o.kind == OpKind::send) __builtin_prefetch(&matching_[o.peer]);
-    const RankCursor& c = cur_[e.a].cursor();
-    __builtin_prefetch(c.segs() + o.seg_begin);
-    if (c.remaining() == 1 && c.group_end() < c.size()) {  // the last op of its group: the next group opens
-        const char* next = reinterpret_cast<const char*>(c.ops() + c.group_end());
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + 64);
-    }
 }
 
 // The op of `e` is the last of its group: the recvs among the next group's first ops will be posted at once.
 void LogGPSim::prefetch_next_group(const EventQueue<Ev>::Entry& e) const {
     if (e.p().kind == kMsg) return;
-    const RankCursor& c = cur_[e.a].cursor();
-    if (c.remaining() != 1) return;
-    const uint32_t end = std::min(c.size(), c.group_end() + 2);
-    for (uint32_t k = c.group_end(); k < end; ++k) {
-        const Op& o = c.op(k);
-        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(e.a), o.tag());
+    const int r = static_cast<int>(e.a);
+    if (cur_.remaining(r) != 1) return;
+    const uint32_t next = flat_.head(cur_.head(r)).next;
+    if (next == FlatPrograms::kEnd) return;
+    const uint32_t end = next + 1 + std::min(flat_.head(next).count, 2u);
+    for (uint32_t i = next + 1; i < end; ++i) {
+        const FlatOp& o = op(i);
+        if (o.kind == OpKind::recv) match_.prefetch(o.peer, static_cast<int32_t>(r), o.tag());
     }
 }
 
-void LogGPSim::complete(int r, uint32_t k, Time done) {
+void LogGPSim::complete(int r, uint32_t i, Time done) {
     ++done_ops_;
     tmp_.clear();
-    cur_[r].complete(k, done, tmp_);
+    cur_.complete(r, i, done, tmp_);
     for (uint32_t x : tmp_) freed_.emplace_back(r, x);
 }
 
@@ -274,7 +278,7 @@ SimResult LogGPSim::run() {
     Progress progress(opt_.progress, "loggp", s_.total_ops(), opt_.job_or_default());
     for (int r = 0; r < P_; ++r) {
         tmp_.clear();
-        cur_[r].start(tmp_);
+        cur_.start(r, tmp_);
         for (uint32_t x : tmp_) freed_.emplace_back(r, x);
         flush_freed();
     }
@@ -286,7 +290,7 @@ SimResult LogGPSim::run() {
             on_msg(e.t, e.seq, e.p.a);
         } else {
             const int r = static_cast<int>(e.p.a);
-            switch (op(r, e.p.b).kind) {
+            switch (op(e.p.b).kind) {
                 case OpKind::send: on_send(e.t, e.seq, r, e.p.b); break;
                 case OpKind::recv: on_recv(e.t, r, e.p.b); break;
                 case OpKind::barrier: on_barrier(e.t, r, e.p.b); break;
@@ -303,7 +307,7 @@ SimResult LogGPSim::run() {
     SimResult res;
     res.rank_time_s.resize(static_cast<size_t>(P_));
     for (int r = 0; r < P_; ++r) {
-        if (!cur_[r].finished()) report_stuck();
+        if (!cur_.finished(r)) report_stuck();
         Time fin = Time::zero();
         for (int c = 0; c < p_.cpus; ++c) fin = max(fin, nexto(r, c));
         res.rank_time_s[r] = fin.to_seconds();
@@ -312,25 +316,25 @@ SimResult LogGPSim::run() {
     res.events = q_.pushed();
     res.messages = messages_;
     res.state_bytes = std::max(peak_state_, q_.capacity_bytes() + match_.memory_bytes()) + msgs_.capacity() * sizeof(Msg) +
-                      clock_.size() * sizeof(Time) + cur_.capacity() * sizeof(TimedCursor);
+                      clock_.size() * sizeof(Time) + cur_.memory_bytes() + flat_.memory_bytes();
     return res;
 }
 
-void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
-    const Op& o = op(r, k);
+void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t i) {
+    const FlatOp& o = op(i);
     const int c = cpu(o), n = nic(o);
     const Time avail = max(nexto(r, c), nextgs(r, n));
-    if (avail > t) return q_.push_keep(avail, seq, Ev{static_cast<uint32_t>(r), k, kOp});
-    const uint64_t s = bytes(r, k);
+    if (avail > t) return q_.push_keep(avail, seq, Ev{static_cast<uint32_t>(r), i, kOp});
+    const uint64_t s = bytes(r, i);
     const Bodies& b = bodies(s);
     nexto(r, c) = t + p_.o + b.O;
     nextgs(r, n) = t + p_.g + b.G;
     uint32_t m;
     if (!free_msgs_.empty()) m = free_msgs_.back(), free_msgs_.pop_back();
     else m = static_cast<uint32_t>(msgs_.size()), msgs_.emplace_back();
-    msgs_[m] = Msg{r, o.peer, o.tag(), k, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
+    msgs_[m] = Msg{r, o.peer, o.tag(), i, s, static_cast<uint8_t>(c), static_cast<uint8_t>(n)};
     ++messages_;
-    Time arrival = t + p_.o + p_.L + Time::seconds(model_.handshake_s(static_cast<double>(s)));
+    Time arrival = t + p_.o + p_.L + b.handshake;
     if (model_.shares_host(r, o.peer)) {  // its receive completes no earlier than the host's channel moved its bytes
         Time& channel = host_free_[static_cast<size_t>(model_.host_of(r))];
         channel = max(channel, arrival) + Time::seconds(static_cast<double>(s) * model_.host_beta);
@@ -338,18 +342,18 @@ void LogGPSim::on_send(Time t, uint64_t seq, int r, uint32_t k) {
     }
     q_.push(arrival, Ev{m, static_cast<uint32_t>(o.peer), kMsg});
     ++matching_[o.peer];
-    if (static_cast<int64_t>(s) <= p_.S) complete(r, k, nexto(r, c));
+    if (static_cast<int64_t>(s) <= p_.S) complete(r, i, nexto(r, c));
 }
 
-void LogGPSim::on_recv(Time t, int r, uint32_t k) {
-    const Op& o = op(r, k);
+void LogGPSim::on_recv(Time t, int r, uint32_t i) {
+    const FlatOp& o = op(i);
     --matching_[r];
-    const auto m = match_.post(false, o.peer, r, o.tag(), k);
+    const auto m = match_.post(false, o.peer, r, o.tag(), i);
     if (!m) return;  // posted; the arrival completes it
     const Msg msg = msgs_[*m];
     free_msgs_.push_back(static_cast<uint32_t>(*m));
     if (static_cast<int64_t>(msg.bytes) > p_.S) rendezvous_done(msg.src, msg.send_op, cpu(o), nic(o), t);
-    complete(r, k, t);
+    complete(r, i, t);
 }
 
 void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
@@ -361,11 +365,11 @@ void LogGPSim::on_msg(Time t, uint64_t seq, uint32_t m) {
     const Bodies& b = bodies(msg.bytes);
     nexto(r, c) = t + p_.o + max(b.O, b.G);
     nextgr(r, n) = t + p_.g + b.G;
-    const auto k = match_.post(true, msg.src, r, msg.tag, m);
-    if (!k) return;  // unexpected: waits for its recv
+    const auto i = match_.post(true, msg.src, r, msg.tag, m);
+    if (!i) return;  // unexpected: waits for its recv
     free_msgs_.push_back(m);
     if (static_cast<int64_t>(msg.bytes) > p_.S) rendezvous_done(msg.src, msg.send_op, c, n, t);
-    complete(r, static_cast<uint32_t>(*k), nexto(r, c));
+    complete(r, static_cast<uint32_t>(*i), nexto(r, c));
 }
 
 void LogGPSim::rendezvous_done(int sender, uint32_t send_op, int c, int n, Time t) {
@@ -374,32 +378,40 @@ void LogGPSim::rendezvous_done(int sender, uint32_t send_op, int c, int n, Time 
     complete(sender, send_op, t);
 }
 
-void LogGPSim::on_local(Time t, uint64_t seq, int r, uint32_t k) {
-    const int c = cpu(op(r, k));
-    if (nexto(r, c) > t) return q_.push_keep(nexto(r, c), seq, Ev{static_cast<uint32_t>(r), k, kOp});
-    nexto(r, c) = t + local_time(r, k);
-    complete(r, k, nexto(r, c));
+void LogGPSim::on_local(Time t, uint64_t seq, int r, uint32_t i) {
+    const int c = cpu(op(i));
+    if (nexto(r, c) > t) return q_.push_keep(nexto(r, c), seq, Ev{static_cast<uint32_t>(r), i, kOp});
+    nexto(r, c) = t + local_time(r, i);
+    complete(r, i, nexto(r, c));
 }
 
-void LogGPSim::on_barrier(Time t, int r, uint32_t k) {
-    const auto met = barriers_.post(r, k, t);
+void LogGPSim::on_barrier(Time t, int r, uint32_t i) {
+    const auto met = barriers_.post(r, flat_.op_index(cur_.head(r), i), t);
     if (!met) return;
     const Time release = met->latest + Time::seconds(model_.barrier_s(P_));
     for (const auto& [rr, kk] : met->ops) {
-        Time& o = nexto(rr, cpu(op(rr, kk)));
+        const uint32_t ii = cur_.head(rr) + 1 + (kk - flat_.head(cur_.head(rr)).first);  // kk is in rr's active group
+        Time& o = nexto(rr, cpu(op(ii)));
         o = max(o, release);
-        complete(rr, kk, release);
+        complete(rr, ii, release);
     }
+}
+
+// Op record i of rank r as the error messages name it (its group is found from the rank's first).
+std::string LogGPSim::describe(int r, uint32_t i) const {
+    uint32_t h = flat_.first(r);
+    while (flat_.head(h).next != FlatPrograms::kEnd && flat_.head(h).next < i) h = flat_.head(h).next;
+    return describe_op(s_, r, flat_.op_index(h, i));
 }
 
 void LogGPSim::report_stuck() const {
     std::string what;
     if (const auto w = match_.any_waiting()) {
-        what = w->is_send ? describe_op(s_, msgs_[w->handle].src, msgs_[w->handle].send_op)
-                          : describe_op(s_, w->receiver, static_cast<uint32_t>(w->handle));
+        what = w->is_send ? describe(msgs_[w->handle].src, msgs_[w->handle].send_op)
+                          : describe(w->receiver, static_cast<uint32_t>(w->handle));
     } else {
         for (int r = 0; r < P_ && what.empty(); ++r)
-            if (!cur_[r].finished()) what = describe_op(s_, r, cur_[r].cursor().group_begin());
+            if (!cur_.finished(r)) what = describe_op(s_, r, flat_.head(cur_.head(r)).first);
     }
     throw Error("simulate: " + what + " never completes -- run `collplan verify`");
 }
