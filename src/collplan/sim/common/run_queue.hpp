@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "collplan/sim/common/event_queue.hpp"
 #include "collplan/sim/common/time.hpp"
 
 namespace collplan::sim {
@@ -28,19 +29,8 @@ namespace collplan::sim {
 template <class Payload>
 class RunQueue {
 public:
-    struct Entry {
-        Time t;
-        uint64_t seq_kind;  // sequence number << 8 | payload kind
-        uint32_t a, b;
-        uint64_t seq() const { return seq_kind >> 8; }
-        Payload p() const { return Payload{a, b, static_cast<uint8_t>(seq_kind & 0xff)}; }
-    };
-    static_assert(sizeof(Entry) == 24);
-    struct Event {  // what pop() returns
-        Time t;
-        uint64_t seq;
-        Payload p;
-    };
+    using Entry = typename EventQueue<Payload>::Entry;  // the same 24-byte records
+    using Event = typename EventQueue<Payload>::Event;  // what pop() returns
 
     [[gnu::always_inline]] uint64_t push(Time t, const Payload& p) {
         const uint64_t s = next_seq_++;
