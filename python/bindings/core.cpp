@@ -283,6 +283,7 @@ void bind_core(nb::module_& m) {
         return result_dict(v);
     }, "schedule"_a, "op"_a = "sum", "check_races"_a = true, "max_memory"_a = 0);
 
+    m.def("one_rank_verify_refusal", [](const Schedule& s) { return one_rank_verify_refusal(s); }, "schedule"_a);
     m.def("verify_by_symmetry", [](const std::string& name, int ranks, const std::string& topo,
                                    const std::map<std::string, std::string>& params, const std::string& op,
                                    bool races, uint64_t max_memory, nb::object progress) {

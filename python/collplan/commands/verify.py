@@ -38,17 +38,17 @@ ONE_RANK_ABOVE = 1024
 
 def _one_rank(args):
     """Rank 0's schedule when it stands for every rank here (the verification by symmetry applies), else None."""
-    if args.whole or args.schedule or not args.algorithm or not args.collective or args.collective not in ONE_RANK_COLLECTIVES:
+    if args.whole or args.schedule or not args.algorithm or not args.collective:
         return None
     ranks, topo = _ranks_and_topology(*ranks_topology(args))
     if ranks <= ONE_RANK_ABOVE:
         return None
-    s = schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param), collective=args.collective,
-                 root=args.root, max_memory=args.max_memory, only_rank=0)
-    return s if s.symmetry != "none" and (s.symmetry != "xor" or ranks & (ranks - 1) == 0) else None
-
-
-ONE_RANK_COLLECTIVES = ("allgather", "alltoall", "barrier")
+    try:
+        s = schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param),
+                     collective=args.collective, root=args.root, max_memory=args.max_memory, only_rank=0)
+    except CollplanError:
+        return None  # the whole verification reports the problem's error
+    return None if _core.one_rank_verify_refusal(s) else s
 
 
 def cmd_verify(args) -> int:
