@@ -38,12 +38,13 @@ ONE_RANK_ABOVE = 1024
 
 def _one_rank(args):
     """Rank 0's schedule when it stands for every rank here (the verification by symmetry applies), else None."""
-    if args.whole or args.schedule or not args.algorithm or not args.collective:
-        return None
-    ranks, topo = _ranks_and_topology(*ranks_topology(args))
-    if ranks <= ONE_RANK_ABOVE:
-        return None
+    if (args.whole or args.schedule or not args.algorithm or not args.collective or getattr(args, "matrix", None)
+            or getattr(args, "counts", None)):
+        return None  # the v-collectives' P comes from their matrix or counts, and none is symmetric
     try:
+        ranks, topo = _ranks_and_topology(*ranks_topology(args))
+        if ranks <= ONE_RANK_ABOVE:
+            return None
         s = schedule(args.algorithm, ranks=ranks, topology=topo, params=params_of(args.param),
                      collective=args.collective, root=args.root, max_memory=args.max_memory, only_rank=0)
     except CollplanError:
