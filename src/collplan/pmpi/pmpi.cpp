@@ -1290,12 +1290,6 @@ void forget_handle(MPI_Datatype t, MPI_Op op) {
 }
 }  // namespace collplan::mpi::pmpi
 
-namespace collplan::mpi {
-namespace {
-
-}  // namespace
-}  // namespace collplan::mpi
-
 using namespace collplan::mpi;
 
 extern "C" {
