@@ -329,15 +329,25 @@ void bind_core(nb::module_& m) {
 
     m.def("check_model", [](const std::string& spec) { return parse_model(spec)->spec(); }, "spec"_a);
     m.def("estimate", [](const Schedule& s, const std::string& topo, const std::string& model_spec,
-                         const std::vector<double>& sizes, uint64_t max_memory) {
+                         const std::vector<double>& sizes, uint64_t max_memory, int threads) {
         const Topology t = topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo);
         const auto model = parse_model(model_spec);
         const Job job = py::python_job(max_memory);
         std::vector<double> out;
         nb::gil_scoped_release release;
-        for (double n : sizes) out.push_back(estimate(s, t, *model, n, job).time_s);
+        for (const Estimate& e : estimate(s, t, *model, sizes, job, threads)) out.push_back(e.time_s);
         return out;
-    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a, "max_memory"_a = 0);
+    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a, "max_memory"_a = 0, "threads"_a = 0,
+       "every size's estimate, the sizes walked on up to `threads` threads (0: one per hardware thread)");
+    m.def("estimate_lower_bounds", [](const Schedule& s, const std::string& topo, const std::string& model_spec,
+                                      const std::vector<double>& sizes, uint64_t max_memory) {
+        const Topology t = topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo);
+        const auto model = parse_model(model_spec);
+        const Job job = py::python_job(max_memory);
+        nb::gil_scoped_release release;
+        return estimate_lower_bounds(s, t, *model, sizes, job);
+    }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a, "max_memory"_a = 0,
+       "a lower bound of every size's estimate from each rank's ops alone (model/estimate.hpp)");
     m.def("lower_bound", [](const std::string& collective, int ranks, const std::string& topo,
                             const std::string& model_spec, double size) {
         const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);

@@ -8,6 +8,7 @@
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
+#include "collplan/verify/sweep.hpp"
 
 namespace collplan {
 namespace {
@@ -454,6 +455,57 @@ TEST(LowerBound, LogGPLatencyUsesGap) {
     const double e = estimate(s, topo, *l, 8).time_s;
     EXPECT_LE(lower_bound_s(Collective::allgather, P, topo, *l, 8), e);
     EXPECT_LT(e, 2 * 22e-6);  // the estimate is below two LogGP latencies
+}
+
+// Several sizes at once (partners matched once, walks on threads) give each size's own walk, to the bit; and the
+// bound from each rank's ops alone never exceeds the walk: every algorithm, P <= 12, duplex and simplex ports,
+// several ports, LogGP with CPU overheads.
+TEST(Estimate, SizesOnThreadsAndTheRanksOwnBoundAgreeWithEachWalk) {
+    const std::vector<double> sizes = {8, 1000, 65536, 1 << 20};
+    int cases = 0, tight = 0;
+    for (const std::string& model : {kHockney + ",gamma=0.5ns/B,rho=0.2ns/B", kHockney + ",duplex=0,ports=2",
+                                     std::string("loggp:L=3us,o=1us,g=1.5us,G=0.4ns/B,cpu=1")}) {
+        const auto mod = parse_model(model);
+        for (const Algorithm& a : Registry::get().all()) {
+            if (a.collective == Collective::alltoallv) continue;  // no matrix in the sweep
+            for (const SweepCase& c : sweep_cases(a, 12)) {
+                if (!c.op.empty() && c.op != "sum") continue;
+                const Topology t = Topology::parse(c.topology);
+                const Schedule s = make_schedule(a.name, c.ranks, t, c.params, Inputs(c.counts, c.root));
+                const std::vector<Estimate> many = estimate(s, t, *mod, sizes, default_job(), 3);
+                const std::vector<double> bound = estimate_lower_bounds(s, t, *mod, sizes);
+                ASSERT_EQ(many.size(), sizes.size());
+                for (size_t z = 0; z < sizes.size(); ++z) {
+                    const double one = estimate(s, t, *mod, sizes[z]).time_s;
+                    EXPECT_EQ(many[z].time_s, one) << a.name << " P=" << c.ranks << " " << model << " " << sizes[z];
+                    EXPECT_LE(bound[z], one * (1 + 1e-12)) << a.name << " P=" << c.ranks << " " << c.topology << " "
+                                                           << model << " " << sizes[z];
+                    ++cases;
+                    tight += bound[z] >= 0.5 * one;
+                }
+            }
+        }
+    }
+    EXPECT_GT(tight, cases / 4) << "the bound is within a factor 2 of the walk in only " << tight << " of " << cases;
+}
+
+TEST(Estimate, TheRanksOwnBoundOfARingIsItsTime) {
+    // Hockney, one port: P-1 sends of m back to back, and the walk adds nothing to them.
+    const Schedule s = ring_allgather(6);
+    const std::vector<double> b = estimate_lower_bounds(s, Topology::parse("full:6"), *parse_model(kHockney), {1000});
+    EXPECT_NEAR(b[0], 5 * (kAlpha + 1000 * kBeta), 1e-15);
+    EXPECT_NEAR(b[0], est(s, "full:6", kHockney, 1000), 1e-15);
+}
+
+TEST(Estimate, ThreadsStopWithTheJob) {
+    const Schedule s = make_schedule("allreduce/recexch", 500, Topology::full(500), {{"k", "3"}});
+    int polls = 0;
+    Job job;
+    job.cancel = [&polls] {
+        if (++polls > 3) throw Error("stopped by the test");
+    };
+    const std::vector<double> sizes(16, 1000.0);
+    EXPECT_THROW(estimate(s, Topology::full(500), *parse_model(kHockney), sizes, job, 4), Error);
 }
 
 }  // namespace

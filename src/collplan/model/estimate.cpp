@@ -18,7 +18,12 @@
 #include "collplan/model/estimate.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
 #include <queue>
+#include <thread>
 #include <vector>
 
 #include "collplan/schedule/symmetry.hpp"
@@ -59,6 +64,20 @@ std::vector<uint32_t> symmetric_partners(const RankProgram& prog, Symmetry sym, 
     return partner;
 }
 
+// What every size's walk shares: the op offsets and every send's and recv's partner (one matching for all sizes).
+struct Matched {
+    std::vector<size_t> base;
+    std::vector<uint32_t> partner;
+};
+
+Matched matched(const Schedule& s, const Job& job) {
+    if (!s.whole()) return {{0, s.num_ops(0)}, symmetric_partners(s.program(0), s.symmetry, s.ranks())};
+    CancelPoll poll(job);
+    Matched m{op_offsets(s), {}};
+    m.partner = match_partners(s, m.base, &poll);
+    return m;
+}
+
 struct RankState {
     double cpu_free = 0;   // local ops are serialised on the rank's CPU
     double last_done = 0;
@@ -66,7 +85,8 @@ struct RankState {
 
 class Simulation {
 public:
-    Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job);
+    Simulation(const Schedule& s, const Matched& matched, const Topology& topo, const Model& model, double m,
+               const Job& job);
     Estimate run();
 
 private:
@@ -95,8 +115,8 @@ private:
     const double m_;
     const int P_, ports_;
     const bool one_;  // rank 0 stands for every rank (a symmetric schedule of rank 0's program alone)
-    std::vector<size_t> base_;
-    std::vector<uint32_t> partner_;
+    const std::vector<size_t>& base_;
+    const std::vector<uint32_t>& partner_;
     std::vector<uint8_t> state_;  // OpState
     std::vector<RankState> ranks_;
     std::vector<RankCursor> cur_;    // readiness: groups and explicit dependencies (schedule/walk.hpp)
@@ -107,16 +127,10 @@ private:
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
 };
 
-Simulation::Simulation(const Schedule& s, const Topology& topo, const Model& model, double m, const Job& job)
+Simulation::Simulation(const Schedule& s, const Matched& matched, const Topology& topo, const Model& model, double m,
+                       const Job& job)
     : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)),
-      one_(!s.whole()), barriers_(s) {
-    if (one_) {
-        base_ = {0, s.num_ops(0)};
-        partner_ = symmetric_partners(s.program(0), s.symmetry, P_);
-    } else {
-        base_ = op_offsets(s);
-        partner_ = match_partners(s, base_, &poll_);
-    }
+      one_(!s.whole()), base_(matched.base), partner_(matched.partner), barriers_(s) {
     const auto n = static_cast<size_t>(walked());
     state_.assign(base_[n], kWaiting);
     ranks_.resize(n);
@@ -272,7 +286,13 @@ void Simulation::report_stuck() const {
 }  // namespace
 
 Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes, const Job& job) {
-    const double m = block_bytes(s, size_bytes, "estimate");
+    return estimate(s, topo, model, std::vector<double>{size_bytes}, job, 1)[0];
+}
+
+std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Model& model,
+                               const std::vector<double>& sizes, const Job& job, int threads) {
+    std::vector<double> m;
+    for (double n : sizes) m.push_back(block_bytes(s, n, "estimate"));
     if (topo.nodes() != s.ranks())
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
@@ -283,12 +303,121 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
             throw Error("estimate: " + s.subject() + " holds one rank's program, which stands for every rank only " +
                         "for a symmetric schedule (schedule/symmetry.hpp), and here " + why + " -- estimate the whole schedule");
     }
-    // Per op: base, partner, state, matching keys, its share of the heap; per rank: ports, group state, barriers.
-    const double walked = s.whole() ? s.ranks() : 1;
-    job.require_memory(static_cast<double>(s.total_ops()) * 40 + walked * (168 + 16.0 * std::max(1, model.ports)),
-                       "estimate of " + s.subject());
-    return Simulation(s, topo, model, m, job).run();
+    if (sizes.empty()) return {};
+    // Shared: base and partner (12 bytes per op). Per walk: state, matching scratch and its share of the heap (28
+    // bytes per op); per rank: ports, group state, barriers. As many walks at once as the limit and `threads` allow.
+    const double ops = static_cast<double>(s.total_ops()), walked = s.whole() ? s.ranks() : 1;
+    const double per_walk = ops * 28 + walked * (168 + 16.0 * std::max(1, model.ports));
+    job.require_memory(ops * 12 + per_walk, "estimate of " + s.subject());
+    const double room = (static_cast<double>(job.max_memory_bytes) - ops * 12) / std::max(1.0, per_walk);
+    int workers = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    workers = static_cast<int>(std::clamp<double>(std::min<double>(workers, room), 1, static_cast<double>(sizes.size())));
+
+    const Matched match = matched(s, job);
+    std::vector<Estimate> out(sizes.size());
+    if (workers == 1) {
+        for (size_t i = 0; i < sizes.size(); ++i) out[i] = Simulation(s, match, topo, model, m[i], job).run();
+        return out;
+    }
+    // The calling thread walks sizes too and alone asks `job` whether to stop (its check may need the caller's
+    // context, e.g. Python's signal handlers), also while it waits for the helpers' last walks; a failure or a stop
+    // ends every walk at its next poll. Each size's walk is the one a single thread makes, so the times do not
+    // depend on the number of threads.
+    std::atomic<size_t> next{0}, done{0};
+    std::atomic<bool> stop{false};
+    std::exception_ptr failed;
+    std::mutex failed_lock;
+    auto fail = [&] {
+        std::lock_guard lock(failed_lock);
+        if (!failed && !stop.load()) failed = std::current_exception();
+        stop = true;
+    };
+    const Job helper_job{job.max_memory_bytes, [&stop] {
+                             if (stop.load(std::memory_order_relaxed)) throw Error("estimate: stopped");
+                         }};
+    const Job caller_job{job.max_memory_bytes, [&] {
+                             helper_job.check_cancel();
+                             job.check_cancel();
+                         }};
+    auto work = [&](const Job& j) {
+        try {
+            for (size_t i; !stop.load() && (i = next.fetch_add(1)) < sizes.size(); ++done)
+                out[i] = Simulation(s, match, topo, model, m[i], j).run();
+        } catch (...) {
+            fail();
+        }
+    };
+    std::vector<std::thread> helpers;
+    for (int w = 1; w < workers; ++w) helpers.emplace_back(work, std::cref(helper_job));
+    work(caller_job);
+    try {
+        while (!stop.load() && done.load() < sizes.size()) {
+            caller_job.check_cancel();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    } catch (...) {
+        fail();
+    }
+    for (auto& t : helpers) t.join();
+    if (failed) std::rethrow_exception(failed);
+    return out;
 }
 
+// Every walked rank's ops, counted by (kind, units, hops); per size, the three bounds of the header on each.
+std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& topo, const Model& model,
+                                          const std::vector<double>& sizes, const Job& job) {
+    std::vector<double> m, out(sizes.size(), 0.0);
+    for (double n : sizes) m.push_back(block_bytes(s, n, "estimate bound"));
+    const int walked = s.whole() ? s.ranks() : 1;
+    const int ports = std::max(1, model.ports);
+    struct Kind {
+        OpKind kind;
+        int hops;
+        uint64_t units;
+        auto operator<=>(const Kind&) const = default;
+    };
+    struct Port {  // the bookings of one direction's ports (both directions' on a simplex port)
+        double sum = 0, max_busy = 0, min_done = 1e300;
+        void book(double busy, double done, double n) {
+            sum += n * busy, max_busy = std::max(max_busy, busy), min_done = std::min(min_done, done);
+        }
+        double bound(int ports) const { return sum > 0 ? sum / ports - max_busy + min_done : 0.0; }
+    };
+    CancelPoll poll(job);
+    std::vector<Kind> ops;
+    for (int r = 0; r < walked; ++r) {
+        ops.clear();
+        const RankProgram& prog = s.program(r);
+        for (uint32_t k = 0; k < prog.ops.size(); ++k) {
+            const Op& op = prog.ops[k];
+            if (op.kind == OpKind::barrier) continue;
+            const int hops = op.kind == OpKind::send ? topo.distance(r, op.peer)
+                             : op.kind == OpKind::recv ? topo.distance(op.peer, r) : 0;
+            ops.push_back({op.kind, hops, s.op(r, k).units});
+        }
+        poll.tick(ops.size() + 1);
+        std::sort(ops.begin(), ops.end());
+        for (size_t z = 0; z < sizes.size(); ++z) {
+            Port send, recv;
+            double cpu = 0;
+            for (size_t a = 0, b; a < ops.size(); a = b) {
+                for (b = a + 1; b < ops.size() && ops[b] == ops[a]; ++b) {}
+                const Kind& o = ops[a];
+                const double n = static_cast<double>(b - a), bytes = static_cast<double>(o.units) * m[z];
+                if (o.kind == OpKind::send || o.kind == OpKind::recv) {
+                    const MessageTime mt = model.message(bytes, o.hops);
+                    if (o.kind == OpKind::send) send.book(mt.send_busy, mt.send_done, n);
+                    else (model.duplex ? recv : send).book(mt.recv_busy, mt.recv_done, n);
+                } else {
+                    cpu += n * (o.kind == OpKind::copy     ? model.copy_s(bytes)
+                                : o.kind == OpKind::reduce ? model.reduce_s(bytes)
+                                                           : model.calc_s(bytes));
+                }
+            }
+            out[z] = std::max({out[z], send.bound(ports), recv.bound(ports), cpu});
+        }
+    }
+    return out;
+}
 
 }  // namespace collplan

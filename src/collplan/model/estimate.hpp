@@ -1,6 +1,8 @@
 // Analytic estimate: the critical path of a schedule through its dependencies, with each node's ports
 // serialised and no link contention (that is the simulators' job), priced by a Model. (Lower bounds: algorithms/lower_bounds.hpp.)
 #pragma once
+#include <vector>
+
 #include "collplan/common/job.hpp"
 #include "collplan/model/model.hpp"
 #include "collplan/schedule/schedule.hpp"
@@ -18,6 +20,21 @@ struct Estimate {
 // Refuses (Error) before allocating when its state exceeds job.max_memory_bytes; polls job.cancel.
 Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, double size_bytes,
                   const Job& job = default_job());
+
+// The same for several sizes: the partners are matched once, and up to `threads` walks (0: one per hardware
+// thread) run at once within job.max_memory_bytes. Equal to estimate() size by size, whatever the threads.
+std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Model& model,
+                               const std::vector<double>& sizes, const Job& job = default_job(), int threads = 0);
+
+// A lower bound of estimate(s, ..., size).time_s for each size, from each walked rank's ops alone (no partner, no
+// order), in one pass over the schedule: the planner skips a candidate's walk where the bound already loses.
+// Each rank's ports serve its messages one at a time and its CPU its copies and reductions, so the walk ends no
+// sooner than (1) the CPU's local work, and, for either direction's ports (both directions' on a simplex port),
+// (2) the busy time of the port booked most, less the longest booking, plus the shortest completion: its last
+// booking starts after the others' busy times and completes that much later. Handshakes, contention between
+// ranks, barriers and host channels only add to the walk's time.
+std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& topo, const Model& model,
+                                          const std::vector<double>& sizes, const Job& job = default_job());
 
 
 }  // namespace collplan
