@@ -84,6 +84,7 @@ class Plan:
     estimates: list[list[float | None]] | None = None   # measure: the model's estimate of each candidate
     samples: list[list[list[float] | None]] | None = None  # measure: every repetition
     root: int = 0                                         # bcast, reduce, gather, scatter
+    bounds: list[list[float | None]] | None = None        # estimate above PRUNE_ABOVE: a lower bound where not walked
 
     def best(self, j: int) -> int:
         """Index of the fastest candidate at size index j -- except that a measured plan keeps the MPI library's
@@ -125,7 +126,8 @@ class Plan:
                         "winner_s": r.winner_s, "runner_up": cand(r.runner_up), "margin_min": r.margin[0],
                         "margin_max": r.margin[1], "sizes": r.sizes} for r in self.ranges],
             "candidates": [dict(cand(c), times_s=t, **({} if self.estimates is None else
-                                                        {"estimate_s": self.estimates[i], "samples_s": self.samples[i]}))
+                                                        {"estimate_s": self.estimates[i], "samples_s": self.samples[i]}),
+                                **({} if self.bounds is None else {"lower_bound_s": self.bounds[i]}))
                            for i, (c, t) in enumerate(zip(self.candidates, self.times))],
             "declined": self.declined, "notes": self.notes}
 
@@ -265,6 +267,63 @@ def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = Tr
     return [flat[i * k:(i + 1) * k] for i in range(len(scheds))]
 
 
+# Above this P the estimate evaluator walks a whole (non-symmetric) schedule with many ops only at the sizes where
+# it can still be the winner or the runner-up: see price_estimate_pruned. At or below it every candidate is walked
+# at every size (the reference, and what --all-estimates asks for at any P).
+PRUNE_ABOVE = 1024
+
+
+def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bool = True, max_memory=None,
+                          sweep: Sweep | None = None) -> tuple[list[list[float | None]], list[list[float | None]]]:
+    """(times, bounds): every candidate's estimate at the sizes where it can place first or second, None elsewhere,
+    where bounds holds the lower bound that ruled it out. First the candidates that are cheap to walk are walked at
+    every size: those priced from rank 0's program alone, those of at most 8 ops per rank (trees, linear, one-
+    segment chains) and, whatever their size, the two with the fewest ops. Then each other candidate's lower bound
+    (_core.estimate_lower_bounds: each rank's own port and CPU busy time, model/estimate.hpp) is compared with the
+    runner-up of those at each size: where the bound is larger, the walk could only give a time behind both, and
+    is skipped. The rule depends only on the first walks, so under mpirun (sweep) every rank keeps the same
+    (candidate, size) walks and the plan is the single process's."""
+    sweep, k, limit = sweep or Sweep(), len(sizes), limit_of(max_memory)
+    ops = [s.total_ops for s in scheds]
+    fewest = set(sorted(range(len(scheds)), key=lambda i: (ops[i], i))[:2])
+    first = [i for i, s in enumerate(scheds) if not s.whole or ops[i] <= 8 * s.ranks or i in fewest]
+    times: list[list[float | None]] = [[None] * k for _ in scheds]
+    bounds: list[list[float | None]] = [[None] * k for _ in scheds]
+    for i, row in zip(first, price_estimate([scheds[i] for i in first], sizes, model, topology, progress,
+                                            max_memory, sweep)):
+        times[i] = row
+    runner_up = [sorted(times[i][z] for i in first)[min(1, len(first) - 1)] for z in range(k)]
+    jobs = []  # (candidate, size index) pairs still to walk
+    for i in range(len(scheds)):
+        if i in first:
+            continue
+        b = _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit)
+        for z in range(k):
+            if b[z] > runner_up[z]:
+                bounds[i][z] = b[z]
+            else:
+                jobs.append((i, z))
+    mine = len(sweep.mine(len(jobs)))
+    what = "the other candidates' estimates at the sizes they can win" + (
+        f" (this rank's {mine} of {len(jobs)})" if sweep.size > 1 else f" ({len(jobs)} of {k * (len(scheds) - len(first))})")
+    with Progress(what, len(jobs) if sweep.size == 1 else mine, progress and sweep.rank == 0) as bar:
+        if sweep.size == 1:  # one walk per candidate over its sizes (the sizes on threads)
+            by: dict[int, list[int]] = {}
+            for i, z in jobs:
+                by.setdefault(i, []).append(z)
+            for i, zs in by.items():
+                for z, t in zip(zs, _core.estimate(scheds[i], topology, model, [float(sizes[z]) for z in zs], limit)):
+                    times[i][z] = t
+                    bar.step()
+        else:
+            flat = sweep.run(len(jobs), lambda x: _core.estimate(scheds[jobs[x][0]], topology, model,
+                                                                 [float(sizes[jobs[x][1]])], limit, threads=1)[0],
+                             bar.step)
+            for (i, z), t in zip(jobs, flat):
+                times[i][z] = t
+    return times, bounds
+
+
 def price_simulate(scheds, sizes, machine: str | Machine, fidelity: str, topology: str, progress: bool = True,
                    max_memory=None, sweep: Sweep | None = None):
     """Every candidate simulated at every size; under mpirun (sweep) the (candidate, size) runs are split."""
@@ -280,21 +339,41 @@ def price_simulate(scheds, sizes, machine: str | Machine, fidelity: str, topolog
 
 
 # ------------------------------------------------------------------------------------------- thresholds
-def _crossover(lo: int, hi: int, slower_at_hi) -> int:
-    """Smallest m in (lo, hi] where the later winner is at least as fast (slower_at_hi(m) is False), by bisection."""
+def _crossover(lo: int, hi: int, slower_at_hi, gap=None) -> int:
+    """Smallest m in (lo, hi] where the later winner is at least as fast (slower_at_hi(m) is False), by bisection.
+    With gap(m) (the later winner's time less the earlier's: > 0 where it is slower), by regula falsi instead: the
+    next point is where the gap, taken as linear between the bracket's ends, reaches 0 -- it is (piecewise)
+    linear in m, so two or three walks find the crossover that bisection finds in log2(hi - lo) -- and a halving
+    follows any step that did not halve the bracket, so it never takes more than twice bisection's steps. Both
+    keep a bracket with the later winner slower at lo and not at hi, and agree where the gap changes sign once."""
+    if gap is None:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if slower_at_hi(mid):
+                lo = mid
+            else:
+                hi = mid
+        return hi
+    g_lo, g_hi, halve = gap(lo), gap(hi), False
     while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if slower_at_hi(mid):
-            lo = mid
+        if halve or not g_lo > 0 >= g_hi:
+            mid = (lo + hi) // 2
         else:
-            hi = mid
+            mid = min(max(lo + int((hi - lo) * (g_lo / (g_lo - g_hi))), lo + 1), hi - 1)
+        width, g = hi - lo, gap(mid)
+        if g > 0:
+            lo, g_lo = mid, g
+        else:
+            hi, g_hi = mid, g
+        halve = not halve and 2 * (hi - lo) > width
     return hi
 
 
-def threshold_table(plan: Plan, refine=None) -> list[Range]:
+def threshold_table(plan: Plan, refine=None, interpolate: bool = False) -> list[Range]:
     """Consecutive sizes with the same winner form a range. A boundary lies between two planned sizes: with
-    `refine(a, b, m) -> (time_a, time_b)` (the estimate evaluator) it is the exact crossover of the two winners,
-    otherwise the geometric middle. The first range starts at 0 and the last is unbounded."""
+    `refine(a, b, m) -> (time_a, time_b)` (the estimate evaluator) it is the exact crossover of the two winners
+    (found by bisection, or with `interpolate` by regula falsi: _crossover), otherwise the geometric middle. The
+    first range starts at 0 and the last is unbounded."""
     n = len(plan.sizes)
     winners = [plan.best(j) for j in range(n)]
     groups: list[list[int]] = []
@@ -311,7 +390,8 @@ def threshold_table(plan: Plan, refine=None) -> list[Range]:
             a, b = plan.sizes[groups[g - 1][-1]], plan.sizes[idx[0]]
             prev = winners[groups[g - 1][0]]
             if refine is not None:
-                lo = _crossover(a, b, lambda m: (lambda t: t[1] > t[0])(refine(prev, w, m)))
+                gap = (lambda m, prev=prev, w=w: (lambda t: t[1] - t[0])(refine(prev, w, m))) if interpolate else None
+                lo = _crossover(a, b, lambda m: (lambda t: t[1] > t[0])(refine(prev, w, m)), gap)
             else:
                 lo = max(a + 1, int(round(math.sqrt(max(a, 1) * b))))
         ranges.append(_range(plan, lo, w, idx))
@@ -336,11 +416,14 @@ def _range(plan: Plan, lo: int, w: int, idx: list[int]) -> Range:
 # ------------------------------------------------------------------------------------------- the planner
 def plan(collective: str, ranks: int | None = None, topology: str | None = None, machine: str = "",
          sizes="8B..1MiB", op: str = "sum", evaluator: str = "estimate", fidelity: str = "loggp",
-         progress: bool = True, max_memory=None, root: int = 0, sweep: Sweep | None = None) -> Plan:
+         progress: bool = True, max_memory=None, root: int = 0, sweep: Sweep | None = None,
+         prune: bool = True) -> Plan:
     """Plan a collective by `estimate` or `simulate` (measure needs MPI: collplan.measure.plan_measured). Sizes
     as collective.hpp's descriptors say (allgatherv and reduce_scatter: the bytes of each rank's part, planned
     with even counts); `root` for bcast, reduce, gather and scatter; `op` for the reductions. `sweep`
-    (collplan.sweep.world() under mpirun) splits the pricing over the ranks; every rank returns the same plan."""
+    (collplan.sweep.world() under mpirun) splits the pricing over the ranks; every rank returns the same plan.
+    Above PRUNE_ABOVE ranks the estimate skips the walks that cannot place first or second (`prune`; the plan's
+    times are None there and its bounds say why), with the same winners."""
     if evaluator not in ("estimate", "simulate"):
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
@@ -351,14 +434,28 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
         if one:
             plan_.notes.append(f"{one} of {len(scheds)} candidates priced from rank 0's program alone, the same times "
                                "as every rank's (symmetric schedules: docs/models.md, \"One rank for every rank\")")
-        plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory, sweep)
+        if prune and plan_.ranks > PRUNE_ABOVE:
+            plan_.times, plan_.bounds = price_estimate_pruned(scheds, plan_.sizes, plan_.model, plan_.topology,
+                                                              progress, max_memory, sweep)
+            skipped = sum(b is not None for row in plan_.bounds for b in row)
+            if skipped:
+                plan_.notes.append(f"{skipped} of {len(scheds) * len(plan_.sizes)} estimates not walked: the "
+                                   f"candidate's lower bound there exceeds the runner-up's time (P > {PRUNE_ABOVE}; "
+                                   "--all-estimates walks them)")
+        else:
+            plan_.times = price_estimate(scheds, plan_.sizes, plan_.model, plan_.topology, progress, max_memory,
+                                         sweep)
         by = {c: s for c, s in zip(plan_.candidates, scheds)}
 
-        def refine(a: int, b: int, m: int):
-            ta = _core.estimate(by[plan_.candidates[a]], plan_.topology, plan_.model, [float(m)])[0]
-            tb = _core.estimate(by[plan_.candidates[b]], plan_.topology, plan_.model, [float(m)])[0]
-            return ta, tb
-        plan_.ranges = threshold_table(plan_, refine)
+        at = {n: j for j, n in enumerate(plan_.sizes)}
+
+        def refine(a: int, b: int, m: int):  # the planned sizes' times are known where they were walked
+            def time(i):
+                known = plan_.times[i][at[m]] if m in at else None
+                return known if known is not None else \
+                    _core.estimate(by[plan_.candidates[i]], plan_.topology, plan_.model, [float(m)])[0]
+            return time(a), time(b)
+        plan_.ranges = threshold_table(plan_, refine, interpolate=plan_.bounds is not None)
     else:
         plan_.times = price_simulate(scheds, plan_.sizes, m, fidelity, plan_.topology, progress, max_memory, sweep)
         plan_.evaluator = f"simulate ({fidelity})"

@@ -497,6 +497,21 @@ TEST(Estimate, TheRanksOwnBoundOfARingIsItsTime) {
     EXPECT_NEAR(b[0], est(s, "full:6", kHockney, 1000), 1e-15);
 }
 
+TEST(Estimate, SizesOnThreadsAtLargerP) {  // enough ops for the walks to go to threads
+    std::vector<double> sizes;
+    for (int i = 0; i < 12; ++i) sizes.push_back(8.0 * (1 << (2 * i)) / 3);
+    const auto model = parse_model("loggp:L=3us,o=1us,g=1.5us,G=0.4ns/B,cpu=1");
+    for (const auto& [name, P, params] :
+         std::vector<std::tuple<std::string, int, std::map<std::string, std::string>>>{
+             {"allreduce/recexch", 500, {{"k", "3"}}}, {"reduce/rabenseifner", 300, {}},
+             {"bcast/chain", 200, {{"segments", "8"}}}}) {
+        const Schedule s = make_schedule(name, P, Topology::full(P), params);
+        const std::vector<Estimate> many = estimate(s, Topology::full(P), *model, sizes, default_job(), 3);
+        for (size_t z = 0; z < sizes.size(); ++z)
+            EXPECT_EQ(many[z].time_s, estimate(s, Topology::full(P), *model, sizes[z]).time_s) << name << " " << sizes[z];
+    }
+}
+
 TEST(Estimate, ThreadsStopWithTheJob) {
     const Schedule s = make_schedule("allreduce/recexch", 500, Topology::full(500), {{"k", "3"}});
     int polls = 0;

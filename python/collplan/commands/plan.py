@@ -16,7 +16,7 @@ from ..api import OPS
 from ..machines import machine_names
 from ..native import LIBRARIES
 from ..output import atomic_write
-from ..planner import EVALUATORS, PLANNED, format_table, merge_wisdom, plan
+from ..planner import EVALUATORS, PLANNED, PRUNE_ABOVE, format_table, merge_wisdom, plan
 from ..sim import FIDELITIES
 from ._common import RANKS, add_max_memory, file_arg, float_arg, int_arg
 from .export_tuning import add_tuning_options, export_from_args, write_tuning
@@ -43,6 +43,9 @@ def register(sub) -> None:
     p.add_argument("--evaluator", choices=EVALUATORS, default="estimate",
                    help="estimate (analytic, default), simulate (--fidelity), measure (under mpirun)")
     p.add_argument("--fidelity", choices=FIDELITIES, default="loggp", help="simulator for --evaluator simulate")
+    p.add_argument("--all-estimates", action="store_true",
+                   help=f"estimate: walk every candidate at every size (above {PRUNE_ABOVE} ranks a candidate is "
+                   "not walked at the sizes where its lower bound already exceeds the runner-up's time)")
     m = p.add_argument_group("measure")
     m.add_argument("--prune", type=float_arg("--prune", 0), default=3.0,
                    help="measure only candidates estimated within this factor of the best (0: measure all)")
@@ -99,7 +102,7 @@ def cmd_plan(args) -> int:
         sweep = world()
         result = plan(args.collective, args.ranks, args.topology, args.machine, args.sizes, args.op, args.evaluator,
                       args.fidelity, progress=not args.no_progress, max_memory=args.max_memory, root=args.root,
-                      sweep=sweep)
+                      sweep=sweep, prune=not args.all_estimates)
         if sweep.rank != 0:
             return 0
     if args.wisdom:

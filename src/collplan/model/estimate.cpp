@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <queue>
 #include <thread>
@@ -312,6 +314,7 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
     const double room = (static_cast<double>(job.max_memory_bytes) - ops * 12) / std::max(1.0, per_walk);
     int workers = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     workers = static_cast<int>(std::clamp<double>(std::min<double>(workers, room), 1, static_cast<double>(sizes.size())));
+    if (ops * static_cast<double>(sizes.size()) < 1e5) workers = 1;  // a few milliseconds: not worth a thread
 
     const Matched match = matched(s, job);
     std::vector<Estimate> out(sizes.size());
@@ -323,14 +326,17 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
     // context, e.g. Python's signal handlers), also while it waits for the helpers' last walks; a failure or a stop
     // ends every walk at its next poll. Each size's walk is the one a single thread makes, so the times do not
     // depend on the number of threads.
-    std::atomic<size_t> next{0}, done{0};
+    std::atomic<size_t> next{0};
     std::atomic<bool> stop{false};
+    size_t done = 0;  // walks finished (under lock)
     std::exception_ptr failed;
-    std::mutex failed_lock;
+    std::mutex lock;
+    std::condition_variable finished;
     auto fail = [&] {
-        std::lock_guard lock(failed_lock);
+        std::lock_guard hold(lock);
         if (!failed && !stop.load()) failed = std::current_exception();
         stop = true;
+        finished.notify_all();
     };
     const Job helper_job{job.max_memory_bytes, [&stop] {
                              if (stop.load(std::memory_order_relaxed)) throw Error("estimate: stopped");
@@ -341,8 +347,12 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
                          }};
     auto work = [&](const Job& j) {
         try {
-            for (size_t i; !stop.load() && (i = next.fetch_add(1)) < sizes.size(); ++done)
+            for (size_t i; !stop.load() && (i = next.fetch_add(1)) < sizes.size();) {
                 out[i] = Simulation(s, match, topo, model, m[i], j).run();
+                std::lock_guard hold(lock);
+                ++done;
+                finished.notify_all();
+            }
         } catch (...) {
             fail();
         }
@@ -351,9 +361,12 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
     for (int w = 1; w < workers; ++w) helpers.emplace_back(work, std::cref(helper_job));
     work(caller_job);
     try {
-        while (!stop.load() && done.load() < sizes.size()) {
+        std::unique_lock hold(lock);
+        while (!stop.load() && done < sizes.size()) {
+            finished.wait_for(hold, std::chrono::milliseconds(20));
+            hold.unlock();
             caller_job.check_cancel();
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            hold.lock();
         }
     } catch (...) {
         fail();
@@ -363,58 +376,88 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
     return out;
 }
 
-// Every walked rank's ops, counted by (kind, units, hops); per size, the three bounds of the header on each.
+// Each walked rank's ops as ids of their distinct (kind, hops, units), in program order with the groups marked, so
+// that each size prices every distinct op once and then adds up arrays.
 std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& topo, const Model& model,
                                           const std::vector<double>& sizes, const Job& job) {
     std::vector<double> m, out(sizes.size(), 0.0);
     for (double n : sizes) m.push_back(block_bytes(s, n, "estimate bound"));
     const int walked = s.whole() ? s.ranks() : 1;
     const int ports = std::max(1, model.ports);
+    job.require_memory(static_cast<double>(s.total_ops()) * 4 + walked * 8.0, "estimate bound of " + s.subject());
     struct Kind {
         OpKind kind;
         int hops;
         uint64_t units;
         auto operator<=>(const Kind&) const = default;
     };
+    std::map<Kind, uint32_t> ids;
+    std::vector<Kind> kinds;
+    std::vector<uint32_t> ops;           // per op: its kind's id, kGroup added where the op opens a group
+    std::vector<size_t> rank_end;        // per walked rank: the end of its ops in `ops`
+    constexpr uint32_t kGroup = 1u << 31;
+    CancelPoll poll(job);
+    for (int r = 0; r < walked; ++r) {
+        const RankProgram& prog = s.program(r);
+        poll.tick(prog.ops.size() + 1);
+        for (uint32_t k = 0; k < prog.ops.size(); ++k) {
+            const Op& op = prog.ops[k];
+            const int hops = op.kind == OpKind::send ? topo.distance(r, op.peer)
+                             : op.kind == OpKind::recv ? topo.distance(op.peer, r) : 0;
+            const Kind kind{op.kind, hops, op.kind == OpKind::barrier ? 0 : s.op(r, k).units};
+            const auto [it, added] = ids.emplace(kind, static_cast<uint32_t>(kinds.size()));
+            if (added) kinds.push_back(kind);
+            ops.push_back(it->second | (k == 0 || op.fence() ? kGroup : 0));
+        }
+        rank_end.push_back(ops.size());
+    }
     struct Port {  // the bookings of one direction's ports (both directions' on a simplex port)
         double sum = 0, max_busy = 0, min_done = 1e300;
-        void book(double busy, double done, double n) {
-            sum += n * busy, max_busy = std::max(max_busy, busy), min_done = std::min(min_done, done);
+        void book(double busy, double done) {
+            sum += busy, max_busy = std::max(max_busy, busy), min_done = std::min(min_done, done);
         }
         double bound(int ports) const { return sum > 0 ? sum / ports - max_busy + min_done : 0.0; }
     };
-    CancelPoll poll(job);
-    std::vector<Kind> ops;
-    for (int r = 0; r < walked; ++r) {
-        ops.clear();
-        const RankProgram& prog = s.program(r);
-        for (uint32_t k = 0; k < prog.ops.size(); ++k) {
-            const Op& op = prog.ops[k];
-            if (op.kind == OpKind::barrier) continue;
-            const int hops = op.kind == OpKind::send ? topo.distance(r, op.peer)
-                             : op.kind == OpKind::recv ? topo.distance(op.peer, r) : 0;
-            ops.push_back({op.kind, hops, s.op(r, k).units});
-        }
-        poll.tick(ops.size() + 1);
-        std::sort(ops.begin(), ops.end());
-        for (size_t z = 0; z < sizes.size(); ++z) {
-            Port send, recv;
-            double cpu = 0;
-            for (size_t a = 0, b; a < ops.size(); a = b) {
-                for (b = a + 1; b < ops.size() && ops[b] == ops[a]; ++b) {}
-                const Kind& o = ops[a];
-                const double n = static_cast<double>(b - a), bytes = static_cast<double>(o.units) * m[z];
-                if (o.kind == OpKind::send || o.kind == OpKind::recv) {
-                    const MessageTime mt = model.message(bytes, o.hops);
-                    if (o.kind == OpKind::send) send.book(mt.send_busy, mt.send_done, n);
-                    else (model.duplex ? recv : send).book(mt.recv_busy, mt.recv_done, n);
-                } else {
-                    cpu += n * (o.kind == OpKind::copy     ? model.copy_s(bytes)
-                                : o.kind == OpKind::reduce ? model.reduce_s(bytes)
-                                                           : model.calc_s(bytes));
-                }
+    struct Price {
+        double busy = 0, done = 0, cpu = 0;
+        bool send = false, recv = false;
+    };
+    std::vector<Price> price(kinds.size());
+    for (size_t z = 0; z < sizes.size(); ++z) {
+        for (size_t i = 0; i < kinds.size(); ++i) {
+            const Kind& o = kinds[i];
+            const double bytes = static_cast<double>(o.units) * m[z];
+            Price& p = price[i];
+            p = {};
+            if (o.kind == OpKind::send || o.kind == OpKind::recv) {
+                const MessageTime mt = model.message(bytes, o.hops);
+                p.send = o.kind == OpKind::send || !model.duplex, p.recv = !p.send;
+                p.busy = o.kind == OpKind::send ? mt.send_busy : mt.recv_busy;
+                p.done = o.kind == OpKind::send ? mt.send_done : mt.recv_done;
+            } else if (o.kind != OpKind::barrier) {
+                p.cpu = o.kind == OpKind::copy ? model.copy_s(bytes) : o.kind == OpKind::reduce ? model.reduce_s(bytes)
+                                                                                               : model.calc_s(bytes);
             }
-            out[z] = std::max({out[z], send.bound(ports), recv.bound(ports), cpu});
+        }
+        size_t begin = 0;
+        for (size_t end : rank_end) {
+            poll.tick(end - begin + 1);
+            Port send, recv, group_send, group_recv;
+            double cpu = 0, group_cpu = 0, groups = 0;
+            auto close_group = [&] {
+                groups += std::max({group_send.bound(ports), group_recv.bound(ports), group_cpu});
+                group_send = {}, group_recv = {}, group_cpu = 0;
+            };
+            for (size_t x = begin; x < end; ++x) {
+                if (ops[x] & kGroup && x > begin) close_group();
+                const Price& p = price[ops[x] & ~kGroup];
+                if (p.send) send.book(p.busy, p.done), group_send.book(p.busy, p.done);
+                if (p.recv) recv.book(p.busy, p.done), group_recv.book(p.busy, p.done);
+                cpu += p.cpu, group_cpu += p.cpu;
+            }
+            close_group();
+            out[z] = std::max({out[z], send.bound(ports), recv.bound(ports), cpu, groups});
+            begin = end;
         }
     }
     return out;

@@ -27,12 +27,13 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
                                const std::vector<double>& sizes, const Job& job = default_job(), int threads = 0);
 
 // A lower bound of estimate(s, ..., size).time_s for each size, from each walked rank's ops alone (no partner, no
-// order), in one pass over the schedule: the planner skips a candidate's walk where the bound already loses.
-// Each rank's ports serve its messages one at a time and its CPU its copies and reductions, so the walk ends no
-// sooner than (1) the CPU's local work, and, for either direction's ports (both directions' on a simplex port),
-// (2) the busy time of the port booked most, less the longest booking, plus the shortest completion: its last
-// booking starts after the others' busy times and completes that much later. Handshakes, contention between
-// ranks, barriers and host channels only add to the walk's time.
+// order within a group), in one pass over the schedule: the planner skips a candidate's walk where the bound
+// already loses. A rank's ports serve its messages one at a time, its CPU its copies and reductions, and its
+// groups run one after the other (schedule.hpp), so the walk ends no sooner than the largest of: (1) the CPU's
+// local work; (2) for either direction's ports (both directions' on a simplex port), the busy time of the port
+// booked most, less its longest booking, plus the shortest completion (its last booking starts after the others'
+// busy times and completes that much later); (3) the sum over the rank's groups of (1) and (2) within each group.
+// Handshakes, contention between ranks, explicit dependencies, barriers and host channels only add to the walk.
 std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& topo, const Model& model,
                                           const std::vector<double>& sizes, const Job& job = default_job());
 
