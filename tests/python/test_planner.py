@@ -3,6 +3,7 @@ The measure evaluator runs under mpirun in test_mpi.py."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -260,15 +261,16 @@ def test_the_plan_figure_keeps_its_promises():
 
 
 # --- under mpirun: the candidates split over the ranks (collplan.sweep) ------------------------------------------
-@pytest.mark.parametrize("evaluator", [["--evaluator", "estimate"], ["--evaluator", "simulate", "--fidelity", "loggp"]])
-def test_plan_under_mpirun_prints_what_one_process_prints(evaluator):
+@pytest.mark.parametrize("evaluator,ranks", [(["--evaluator", "estimate"], 24), (["--evaluator", "estimate"], 2048),
+                                             (["--evaluator", "simulate", "--fidelity", "loggp"], 24)])
+def test_plan_under_mpirun_prints_what_one_process_prints(evaluator, ranks):
     """`mpirun -n 3 collplan plan` prices a third of the candidates (or candidate x size runs) on each rank and
-    rank 0 alone prints the plan: the same JSON as one process."""
+    rank 0 alone prints the plan: the same JSON as one process (above PRUNE_ABOVE, the same walks skipped)."""
     import subprocess
     import sys
 
     from test_mpi import mpirun
-    argv = ["plan", "--collective", "allreduce", "--ranks", "24", "--machine", "ib-qdr", "--sizes", "8B..64KiB",
+    argv = ["plan", "--collective", "allreduce", "--ranks", str(ranks), "--machine", "ib-qdr", "--sizes", "8B..64KiB",
             "--json", "--no-progress", *evaluator]
     one = subprocess.run([sys.executable, "-m", "collplan", *argv], capture_output=True, text=True, timeout=300)
     assert one.returncode == 0, one.stderr
@@ -354,3 +356,73 @@ def test_the_plan_says_how_many_candidates_one_rank_priced():
 def test_one_rank_estimates_at_1024_ranks():
     one, whole = _priced("allreduce", 1024, "ib-qdr", True), _priced("allreduce", 1024, "ib-qdr", False)
     assert one[:2] == whole[:2] and one[2] >= 4
+
+
+# --- above PRUNE_ABOVE: walks that cannot place are skipped (planner.price_estimate_pruned) ----------------------
+@pytest.mark.parametrize("machine", ["ib-qdr", LOGGP_CPU, "paragon"])
+def test_a_pruned_plan_has_the_whole_plans_winners_and_times(machine, monkeypatch):
+    """With the threshold lowered to 8 ranks, every plan of every collective at P = 9..40 keeps the winners of the
+    plan that walks every candidate at every size, and its boundaries but where the gap between two winners
+    changes sign several times (then another crossover is found); each time it walked is that plan's, and each
+    skipped one has a bound that is below that plan's time and above the runner-up's."""
+    monkeypatch.setattr(planner, "PRUNE_ABOVE", 8)
+    machine = planner.resolve_machine(model=machine) if ":" in machine else machine
+    skipped = 0
+    for collective in planner.PLANNED:
+        for P in (9, 12, 16, 33, 40) if machine != "paragon" else (9, 12):
+            kw = dict(ranks=P, machine=machine, sizes="8B..1MiB", progress=False)
+            full = planner.plan(collective, **kw, prune=False)
+            cut = planner.plan(collective, **kw)
+            assert full.bounds is None and cut.bounds is not None
+            assert [r.winner for r in cut.ranges] == [r.winner for r in full.ranges], (collective, P)
+            for a, b, prev in zip(cut.ranges[1:], full.ranges[1:], full.ranges):
+                if a.min_bytes != b.min_bytes:  # where the winners' gap changes sign more than once (a tie to
+                    # rounding, a model's steps): regula falsi's boundary is another crossover than bisection's
+                    plan_, scheds = planner.setup(collective, P, None, machine, "8B..1MiB", "sum", "estimate")
+                    by = dict(zip(plan_.candidates, scheds))
+                    t = {m: [_core.estimate(by[c], full.topology, full.model, [float(m)])[0]
+                             for c in (prev.winner, b.winner)] for m in (a.min_bytes - 1, a.min_bytes)}
+                    assert t[a.min_bytes - 1][1] > t[a.min_bytes - 1][0] and t[a.min_bytes][1] <= t[a.min_bytes][0]
+            for j in range(len(full.sizes)):
+                second = sorted(t[j] for t in full.times)[1] if len(full.times) > 1 else math.inf
+                for i, t in enumerate(cut.times):
+                    if t[j] is None:
+                        skipped += 1
+                        assert second < cut.bounds[i][j] <= full.times[i][j] * (1 + 1e-12), (collective, P, i, j)
+                    else:
+                        assert t[j] == full.times[i][j] and cut.bounds[i][j] is None
+    assert skipped > 100
+
+
+def test_regula_falsi_finds_bisections_crossover():
+    import random
+    rng = random.Random(5)
+    for _ in range(2000):
+        lo, hi = rng.randrange(0, 1000), 0
+        hi = lo + rng.randrange(2, 5000)
+        cross = rng.randrange(lo + 1, hi + 1)  # the later winner is slower below cross
+        slope, kink = rng.choice([1.0, 0.01, 3.0]), rng.randrange(lo, hi + 1)
+        calls = []
+
+        def gap(m):  # piecewise linear, decreasing, 0 at cross - 0.5
+            calls.append(m)
+            return slope * (cross - 0.5 - m) * (1 if m < kink else rng.choice([1, 4]))
+        bisect = planner._crossover(lo, hi, lambda m: gap(m) > 0)
+        n = len(calls)
+        calls.clear()
+        assert planner._crossover(lo, hi, lambda m: gap(m) > 0, gap) == bisect == cross
+        assert len(calls) <= 2 * n + 2
+
+
+def test_cli_all_estimates_walks_what_the_pruned_plan_skips(capsys):
+    argv = ["plan", "--collective", "allreduce", "--ranks", "2048", "--machine", "ib-qdr", "--json", "--no-progress"]
+    assert main(argv) == 0
+    cut = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--all-estimates"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert cut["ranges"] == full["ranges"] and "lower_bound_s" not in full["candidates"][0]
+    gaps = [(c["label"], j) for c in cut["candidates"] for j, t in enumerate(c["times_s"]) if t is None]
+    assert gaps and all(c["lower_bound_s"][j] is not None for c in cut["candidates"] for j, t in enumerate(c["times_s"])
+                        if t is None)
+    assert any("estimates not walked" in n for n in cut["notes"])
+    assert all(t is not None for c in full["candidates"] for t in c["times_s"])
