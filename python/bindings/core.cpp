@@ -228,6 +228,13 @@ void bind_core(nb::module_& m) {
         return make_schedule(name, ranks, t, params, Inputs(std::move(counts), root), only_rank, job);
     }, "name"_a, "ranks"_a, "topology"_a = "", "params"_a = std::map<std::string, std::string>{},
        "counts"_a = std::vector<uint64_t>{}, "root"_a = 0, "max_memory"_a = 0, "only_rank"_a = -1);
+    m.def("algorithm_bounds", [](const std::string& name, int ranks, const std::string& topo,
+                                 const std::map<std::string, std::string>& params, std::vector<uint64_t> counts,
+                                 int root, const std::string& model_spec, const std::vector<double>& sizes) {
+        const Topology t = topo.empty() ? Topology::full(ranks) : Topology::parse(topo);
+        return algorithm_bounds(name, ranks, t, params, Inputs(std::move(counts), root), *parse_model(model_spec), sizes);
+    }, "name"_a, "ranks"_a, "topology"_a, "params"_a, "counts"_a, "root"_a, "model"_a, "sizes"_a,
+       "the algorithm's closed-form lower bound of the estimate at each size, without its schedule ([]: it has none)");
     // "" when the estimate of rank 0's program of a schedule with this symmetry equals the whole walk's on the
     // topology and model (schedule/symmetry.hpp), else why not.
     m.def("symmetric_estimate_refusal", [](const std::string& sym, const std::string& topo, const std::string& model) {

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,6 +134,22 @@ class Plan:
             "declined": self.declined, "notes": self.notes}
 
 
+@dataclass
+class Deferred:
+    """A candidate not generated yet: its algorithm's closed-form lower bound (Algorithm::bound) at each planned
+    size may rule it out everywhere (price_estimate_pruned), and then its schedule is never built."""
+    name: str
+    params: dict
+    bounds: list[float]
+    problem: "Problem"
+    whole = True
+
+    def make(self, max_memory=None) -> _core.Schedule:
+        p = self.problem
+        return schedule(self.name, ranks=p.ranks, topology=p.topology, params=self.params, counts=p.counts,
+                        root=p.root, max_memory=max_memory)
+
+
 # ------------------------------------------------------------------------------------------- the problem
 @dataclass
 class Problem:
@@ -175,7 +193,8 @@ def resolve_problem(collective: str, ranks: int | None = None, topology: str | N
 
 # ------------------------------------------------------------------------------------------- candidates
 def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None, bar: Progress | None = None,
-               runtime=None, one_rank: bool = False) -> tuple[list[tuple[Candidate, _core.Schedule | None]], list[dict]]:
+               runtime=None, one_rank: bool = False,
+               defer: bool = False) -> tuple[list[tuple[Candidate, _core.Schedule | Deferred | None]], list[dict]]:
     """The one search loop of estimate, simulate, plan and run (FFTW's planner): ([(candidate, its schedule)],
     declined [{algorithm, reason}]).
 
@@ -188,7 +207,9 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
     builds the schedule itself (and picks the topology), so its candidates carry no schedule (None). `bar` steps
     once per algorithm. `one_rank` (only the estimate will price them): a schedule whose algorithm declares a rank
     symmetry that the machine's model and topology keep is rank 0's program alone, which the estimate walks for
-    every rank with the same result (schedule/symmetry.hpp): one rank's ops instead of P times them."""
+    every rank with the same result (schedule/symmetry.hpp): one rank's ops instead of P times them. `defer`
+    (the pruned estimate: price_estimate_pruned): a candidate whose algorithm bounds its estimate in closed form
+    is not generated here but left as a Deferred with its bounds at `sizes`."""
     every = problem.algorithm == "all"
     if every and runtime is None and describe(problem.collective)["counts"] == "matrix" and problem.matrix is None:
         raise CollplanError(f"{problem.collective} needs its communication matrix to compare algorithms "
@@ -211,6 +232,13 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
         sets = _core.candidates(name, P, topo, machine.model, float(min(sizes)), float(max(sizes))) \
             if every and machine is not None else [problem.params]
         for params in sets:
+            if defer and P > PRUNE_ABOVE and machine is not None and not (problem.op and problem.collective in REDUCTIONS):
+                closed = _core.algorithm_bounds(name, P, topo, {str(k): str(v) for k, v in params.items()},
+                                                problem.counts or [], problem.root, machine.model,
+                                                [float(n) for n in sizes])
+                if closed:
+                    out.append((candidate(name, params), Deferred(name, params, closed, problem)))
+                    continue
             try:
                 s = _symmetric(name, problem, params, machine) if one_rank and machine is not None else None
                 s = s or schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix,
@@ -274,54 +302,75 @@ PRUNE_ABOVE = 1024
 
 
 def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bool = True, max_memory=None,
-                          sweep: Sweep | None = None) -> tuple[list[list[float | None]], list[list[float | None]]]:
-    """(times, bounds): every candidate's estimate at the sizes where it can place first or second, None elsewhere,
+                          sweep: Sweep | None = None) -> tuple[list, list, dict[int, str]]:
+    """(times, bounds, too_big): every candidate's estimate at the sizes where it can place first or second, None elsewhere,
     where bounds holds the lower bound that ruled it out. First the candidates that are cheap to walk are walked at
     every size: those priced from rank 0's program alone, those of at most 8 ops per rank (trees, linear, one-
-    segment chains) and, whatever their size, the two with the fewest ops. Then each other candidate's lower bound
-    (_core.estimate_lower_bounds: each rank's own port and CPU busy time, model/estimate.hpp) is compared with the
-    runner-up of those at each size: where the bound is larger, the walk could only give a time behind both, and
-    is skipped. The rule depends only on the first walks, so under mpirun (sweep) every rank keeps the same
-    (candidate, size) walks and the plan is the single process's."""
+    segment chains) and, whatever their size, the two with the fewest ops. Every other candidate has a lower bound
+    at each size: its algorithm's closed form where it has one (a Deferred, not generated yet: candidates(defer=
+    True)), else _core.estimate_lower_bounds of its schedule (each rank's own port, CPU and group times,
+    model/estimate.hpp). Then, size by size, best first: the candidate of the lowest bound is walked while that
+    bound is at most the second-best time walked so far; the others could only come behind both. A Deferred is
+    generated (in place in `scheds`) when a size first needs its walk; one that exceeds the memory limit is left
+    out (too_big: candidate index -> the error). Each size's walks depend on the values
+    alone, so threads (one process) or mpirun's ranks (sweep) may take the sizes in any order: the plan is the
+    same."""
     sweep, k, limit = sweep or Sweep(), len(sizes), limit_of(max_memory)
-    ops = [s.total_ops for s in scheds]
-    fewest = set(sorted(range(len(scheds)), key=lambda i: (ops[i], i))[:2])
-    first = [i for i, s in enumerate(scheds) if not s.whole or ops[i] <= 8 * s.ranks or i in fewest]
+    made = [i for i, s in enumerate(scheds) if not isinstance(s, Deferred)]
+    ops = {i: scheds[i].total_ops for i in made}
+    fewest = set(sorted(made, key=lambda i: (ops[i], i))[:2])
+    first = [i for i in made if not scheds[i].whole or ops[i] <= 8 * scheds[i].ranks or i in fewest]
+    others = [i for i in range(len(scheds)) if i not in first]
     times: list[list[float | None]] = [[None] * k for _ in scheds]
-    bounds: list[list[float | None]] = [[None] * k for _ in scheds]
     for i, row in zip(first, price_estimate([scheds[i] for i in first], sizes, model, topology, progress,
                                             max_memory, sweep)):
         times[i] = row
-    runner_up = [sorted(times[i][z] for i in first)[min(1, len(first) - 1)] for z in range(k)]
-    jobs = []  # (candidate, size index) pairs still to walk
-    for i in range(len(scheds)):
-        if i in first:
-            continue
-        b = _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit)
-        for z in range(k):
-            if b[z] > runner_up[z]:
-                bounds[i][z] = b[z]
-            else:
-                jobs.append((i, z))
-    mine = len(sweep.mine(len(jobs)))
-    what = "the other candidates' estimates at the sizes they can win" + (
-        f" (this rank's {mine} of {len(jobs)})" if sweep.size > 1 else f" ({len(jobs)} of {k * (len(scheds) - len(first))})")
-    with Progress(what, len(jobs) if sweep.size == 1 else mine, progress and sweep.rank == 0) as bar:
-        if sweep.size == 1:  # one walk per candidate over its sizes (the sizes on threads)
-            by: dict[int, list[int]] = {}
-            for i, z in jobs:
-                by.setdefault(i, []).append(z)
-            for i, zs in by.items():
-                for z, t in zip(zs, _core.estimate(scheds[i], topology, model, [float(sizes[z]) for z in zs], limit)):
-                    times[i][z] = t
-                    bar.step()
+    lower = {i: list(scheds[i].bounds) if isinstance(scheds[i], Deferred) else
+             _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit) for i in others}
+    lock = threading.Lock()
+
+    too_big: dict[int, str] = {}  # a Deferred whose schedule exceeds the memory limit: not priced, as before
+
+    def made_schedule(i: int) -> _core.Schedule | None:
+        with lock:  # sizes on threads may need it at once: generated once
+            if isinstance(scheds[i], Deferred) and i not in too_big:
+                try:
+                    scheds[i] = scheds[i].make(limit)
+                except _core.MemoryLimitError as e:
+                    too_big[i] = str(e)
+            return None if i in too_big else scheds[i]
+
+    def walks(z: int) -> dict[int, float]:
+        walked = sorted(times[i][z] for i in first)[:2]
+        out = {}
+        for b, i in sorted((lower[i][z], i) for i in others):
+            if len(walked) == 2 and b > walked[1]:
+                break  # every later bound is at least b: behind the two best
+            if (s := made_schedule(i)) is not None:
+                out[i] = _core.estimate(s, topology, model, [float(sizes[z])], limit, threads=1)[0]
+                walked = sorted(walked + [out[i]])[:2]
+        return out
+    mine = len(sweep.mine(k))
+    what = "the other candidates, size by size, where their bounds can place" + (
+        f" (this rank's {mine} of {k} sizes)" if sweep.size > 1 else "")
+    with Progress(what, mine, progress and sweep.rank == 0) as bar:
+        if sweep.size == 1:  # the walks release the GIL: the sizes on threads
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(max(1, min(k, os.cpu_count() or 1))) as pool:
+                found = list(pool.map(lambda z: (walks(z), bar.step())[0], range(k)))
         else:
-            flat = sweep.run(len(jobs), lambda x: _core.estimate(scheds[jobs[x][0]], topology, model,
-                                                                 [float(sizes[jobs[x][1]])], limit, threads=1)[0],
-                             bar.step)
-            for (i, z), t in zip(jobs, flat):
-                times[i][z] = t
-    return times, bounds
+            found = sweep.run(k, walks, bar.step)
+    bounds: list[list[float | None]] = [[None] * k for _ in scheds]
+    for z, out in enumerate(found):
+        for i in others:
+            if i in out:
+                times[i][z] = out[i]
+            elif i not in too_big:
+                bounds[i][z] = lower[i][z]
+    for i in others:  # under mpirun another rank may have walked it: every rank holds the winners' schedules
+        if any(t is not None for t in times[i]):
+            made_schedule(i)
+    return times, bounds, too_big
 
 
 def price_simulate(scheds, sizes, machine: str | Machine, fidelity: str, topology: str, progress: bool = True,
@@ -428,15 +477,20 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
         raise CollplanError(f"evaluator '{evaluator}' is unknown here (allowed: estimate, simulate; measure runs "
                             "under mpirun: collplan plan --evaluator measure)")
     m = resolve_machine(machine) if machine else machine  # read once; setup refuses none
-    plan_, scheds = setup(collective, ranks, topology, m, sizes, op, evaluator, max_memory, root)
+    plan_, scheds = setup(collective, ranks, topology, m, sizes, op, evaluator, max_memory, root,
+                          defer=prune and evaluator == "estimate")
     if evaluator == "estimate":
         one = sum(not s.whole for s in scheds)
         if one:
             plan_.notes.append(f"{one} of {len(scheds)} candidates priced from rank 0's program alone, the same times "
                                "as every rank's (symmetric schedules: docs/models.md, \"One rank for every rank\")")
         if prune and plan_.ranks > PRUNE_ABOVE:
-            plan_.times, plan_.bounds = price_estimate_pruned(scheds, plan_.sizes, plan_.model, plan_.topology,
-                                                              progress, max_memory, sweep)
+            plan_.times, plan_.bounds, too_big = price_estimate_pruned(scheds, plan_.sizes, plan_.model,
+                                                                       plan_.topology, progress, max_memory, sweep)
+            for i in sorted(too_big, reverse=True):  # declined as candidates() declines a schedule too large
+                plan_.declined.append({"algorithm": plan_.candidates[i].label(), "reason": too_big[i]})
+                for v in (plan_.candidates, plan_.times, plan_.bounds, scheds):
+                    del v[i]
             skipped = sum(b is not None for row in plan_.bounds for b in row)
             if skipped:
                 plan_.notes.append(f"{skipped} of {len(scheds) * len(plan_.sizes)} estimates not walked: the "
@@ -464,7 +518,7 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
 
 
 def setup(collective, ranks, topology, machine: str | Machine, sizes, op, evaluator, max_memory=None,
-          root: int = 0) -> tuple[Plan, list]:
+          root: int = 0, defer: bool = False) -> tuple[Plan, list]:
     """The problem with its candidates (a Plan without times yet) and the candidates' schedules."""
     if not machine:
         raise CollplanError("plan needs --machine (a bundled name or a .toml file, e.g. from `collplan calibrate`)")
@@ -482,7 +536,7 @@ def setup(collective, ranks, topology, machine: str | Machine, sizes, op, evalua
     check_reduction_sizes(collective, size_list)
     prob = resolve_problem(collective, ranks, topology, root=root, op=op)
     try:
-        found, declined = candidates(prob, m, size_list, max_memory, one_rank=evaluator == "estimate")
+        found, declined = candidates(prob, m, size_list, max_memory, one_rank=evaluator == "estimate", defer=defer)
     except _core.MemoryLimitError as e:
         raise CollplanError(f"plan: {e}") from None
     plan_ = Plan(collective, prob.ranks, prob.topology, m.name, m.model, op if collective in REDUCTIONS else "",

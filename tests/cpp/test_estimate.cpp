@@ -462,7 +462,7 @@ TEST(LowerBound, LogGPLatencyUsesGap) {
 // several ports, LogGP with CPU overheads.
 TEST(Estimate, SizesOnThreadsAndTheRanksOwnBoundAgreeWithEachWalk) {
     const std::vector<double> sizes = {8, 1000, 65536, 1 << 20};
-    int cases = 0, tight = 0;
+    int cases = 0, tight = 0, closed_cases = 0;
     for (const std::string& model : {kHockney + ",gamma=0.5ns/B,rho=0.2ns/B", kHockney + ",duplex=0,ports=2",
                                      std::string("loggp:L=3us,o=1us,g=1.5us,G=0.4ns/B,cpu=1")}) {
         const auto mod = parse_model(model);
@@ -474,12 +474,19 @@ TEST(Estimate, SizesOnThreadsAndTheRanksOwnBoundAgreeWithEachWalk) {
                 const Schedule s = make_schedule(a.name, c.ranks, t, c.params, Inputs(c.counts, c.root));
                 const std::vector<Estimate> many = estimate(s, t, *mod, sizes, default_job(), 3);
                 const std::vector<double> bound = estimate_lower_bounds(s, t, *mod, sizes);
+                const std::vector<double> closed = algorithm_bounds(a.name, c.ranks, t, c.params,
+                                                                    Inputs(c.counts, c.root), *mod, sizes);
                 ASSERT_EQ(many.size(), sizes.size());
                 for (size_t z = 0; z < sizes.size(); ++z) {
                     const double one = estimate(s, t, *mod, sizes[z]).time_s;
                     EXPECT_EQ(many[z].time_s, one) << a.name << " P=" << c.ranks << " " << model << " " << sizes[z];
                     EXPECT_LE(bound[z], one * (1 + 1e-12)) << a.name << " P=" << c.ranks << " " << c.topology << " "
                                                            << model << " " << sizes[z];
+                    if (!closed.empty()) {
+                        EXPECT_LE(closed[z], one * (1 + 1e-12)) << a.name << " P=" << c.ranks << " " << c.topology
+                                                                << " " << model << " " << sizes[z];
+                        ++closed_cases;
+                    }
                     ++cases;
                     tight += bound[z] >= 0.5 * one;
                 }
@@ -487,6 +494,7 @@ TEST(Estimate, SizesOnThreadsAndTheRanksOwnBoundAgreeWithEachWalk) {
         }
     }
     EXPECT_GT(tight, cases / 4) << "the bound is within a factor 2 of the walk in only " << tight << " of " << cases;
+    EXPECT_GT(closed_cases, 100);  // bcast/chain's closed form
 }
 
 TEST(Estimate, TheRanksOwnBoundOfARingIsItsTime) {

@@ -62,6 +62,13 @@ TEST(Limits, MakeScheduleEstimatesBeforeGenerating) {
     const Schedule s = make_schedule("alltoall/pairwise", 256, Topology::full(256));
     EXPECT_GT(est, 0.5 * static_cast<double>(s.memory_bytes()));
     EXPECT_LT(est, 2.0 * static_cast<double>(s.memory_bytes()));
+    // a root unlike the other ranks (it sends to all of them) is counted once, not for every rank
+    for (int root : {0, 1000}) {
+        const Schedule linear = make_schedule("bcast/linear", 4096, Topology::full(4096), {}, Inputs({}, root));
+        const double e = schedule_memory_estimate("bcast/linear", 4096, Topology::full(4096), {}, Inputs({}, root));
+        EXPECT_GT(e, 0.5 * static_cast<double>(linear.memory_bytes())) << root;
+        EXPECT_LT(e, 2.0 * static_cast<double>(linear.memory_bytes())) << root;
+    }
 }
 
 TEST(Limits, CancelStopsVerify) {

@@ -144,15 +144,27 @@ double schedule_memory_estimate(const std::string& name, int ranks, const Topolo
     const double P = ranks;
     double bytes = P * sizeof(RankProgram) + static_cast<double>(inputs.counts.size()) * sizeof(uint64_t);
     if (ranks <= 0) return bytes;
-    // Rank 0 and rank P-1 alone (a generator builds one rank's program in that rank's time).
-    const Schedule first = make_schedule(name, ranks, topo, params, inputs, 0);
-    double per_rank = program_bytes(first.program(0));
-    if (ranks > 1) {
-        const Schedule last = make_schedule(name, ranks, topo, params, inputs, ranks - 1);
-        per_rank = (per_rank + program_bytes(last.program(ranks - 1))) / 2;
-    }
+    // Ranks 0, P/2 and P-1 alone (a generator builds one rank's program in that rank's time): the median of the
+    // three for every rank but one, and the largest of them and the root's for that one -- a root that sends to
+    // every rank (linear bcast) or a rank a fold leaves idle does not stand for the others.
+    auto probe = [&](int r) { return program_bytes(make_schedule(name, ranks, topo, params, inputs, r).program(r)); };
+    double three[3] = {probe(0), probe(ranks / 2), probe(ranks - 1)};
+    std::sort(three, three + 3);
+    const double heaviest = std::max(three[2], inputs.root > 0 ? probe(inputs.root) : 0.0);
     // Vectors grow by doubling: on average a quarter more than their size.
-    return bytes + P * per_rank * 1.25;
+    return bytes + ((P - 1) * three[1] + heaviest) * 1.25;
+}
+
+std::vector<double> algorithm_bounds(const std::string& name, int ranks, const Topology& topo,
+                                     const std::map<std::string, std::string>& raw, const Inputs& inputs,
+                                     const Model& model, const std::vector<double>& sizes) {
+    const Algorithm& a = Registry::get().find(name);
+    std::vector<double> out;
+    if (!a.bound) return out;
+    topo.check_ranks(ranks);
+    const Problem p{a.collective, ranks, topo, validate_params(a, raw), inputs.counts, Schedule::kAllRanks, inputs.root};
+    for (double n : sizes) out.push_back(a.bound(p, model, n));
+    return out;
 }
 
 Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,

@@ -103,6 +103,10 @@ struct Algorithm {
     // The group under which every rank's program is rank 0's moved, for the problem (schedule/symmetry.hpp; tests
     // check it against the whole schedule); empty: none.
     std::function<Symmetry(const Problem&)> symmetry;
+    // A lower bound of estimate() of the problem's schedule at a collective size, in closed form, without
+    // generating the schedule: the planner then need not generate a candidate that cannot place at any size
+    // (planner.py, price_estimate_pruned). Empty: none (the planner bounds the generated schedule instead).
+    std::function<double(const Problem&, const Model&, double size_bytes)> bound;
 };
 
 class Registry {
@@ -164,9 +168,16 @@ Schedule make_schedule(const std::string& name, int ranks, const Topology& topo,
                        const std::map<std::string, std::string>& params = {}, const Inputs& inputs = {},
                        int only_rank = Schedule::kAllRanks, const Job& job = default_job());
 
-// About the bytes a whole schedule of `name` takes: the per-rank programs, extrapolated from the programs of the
-// first and last rank (each generated alone), plus the counts. Throws what make_schedule would for a bad problem.
+// About the bytes a whole schedule of `name` takes: the per-rank programs, extrapolated from the programs of ranks
+// 0, P/2 and P-1 and the root (each generated alone), plus the counts. Throws what make_schedule would for a bad
+// problem.
 double schedule_memory_estimate(const std::string& name, int ranks, const Topology& topo,
                                 const std::map<std::string, std::string>& params = {}, const Inputs& inputs = {});
+
+// Algorithm::bound at each size for the problem (params validated as make_schedule does); empty when the algorithm
+// has none.
+std::vector<double> algorithm_bounds(const std::string& name, int ranks, const Topology& topo,
+                                     const std::map<std::string, std::string>& params, const Inputs& inputs,
+                                     const Model& model, const std::vector<double>& sizes);
 
 }  // namespace collplan

@@ -10,12 +10,15 @@
 //                has been sent (Open MPI's blocking sends); the root sends the k segments one after another.
 // Cost:          (P - 2 + k) (alpha + n/k beta), least at k = sqrt((P - 2) n beta / alpha)   [Hockney;
 //                n = message bytes]. `candidates` prices the powers of two around that k over the size range
-//                (bcast/pipeline.hpp).
+//                (bcast/pipeline.hpp). `bound`, under any model: each of the root's sends waits for the one
+//                before it (and its port), and the last segment then crosses P - 1 links, each forwarded once
+//                received: (k - 1) max(send done, port busy) + the P - 1 links' receive times, of n/k bytes.
 // Memory:        no scratch; the message is S = k segments of out (m = n / k).
 // Example:       P = 3, root 1, k = 2: rank 1 sends out[0], then out[1], to 2; rank 2 receives out[0] and out[1]
 //                from 1 and forwards each to 0; rank 0 receives them from 2.
 #include "collplan/algorithms/bcast/pipeline.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace collplan {
@@ -45,6 +48,20 @@ Schedule generate(const Problem& p) {
     return s;
 }
 
+double bound(const Problem& p, const Model& model, double size_bytes) {
+    const int P = p.ranks;
+    if (P < 2) return 0;
+    const double m = size_bytes / static_cast<double>(p.params.integer("segments"));
+    auto link = [&](int j) {  // the j-th link of the chain
+        const int from = (p.root + j) % P;
+        return model.message(m, p.topology.distance(from, (from + 1) % P));
+    };
+    const MessageTime first = link(0);
+    double t = static_cast<double>(p.params.integer("segments") - 1) * std::max(first.send_done, first.send_busy);
+    for (int j = 0; j + 1 < P; ++j) t += link(j).recv_done;
+    return t;
+}
+
 const Registration reg{{
     .name = "bcast/chain",
     .collective = Collective::bcast,
@@ -56,6 +73,7 @@ const Registration reg{{
     .default_topologies = {"ring", "line", "full"},
     .sweep_params = {{{"segments", "1"}}, {{"segments", "3"}}, {}},
     .candidates = [](const CandidateQuery& q) { return pipeline_candidates(q, q.ranks - 1); },
+    .bound = bound,
 }};
 
 }  // namespace
