@@ -136,12 +136,15 @@ class Plan:
 
 @dataclass
 class Deferred:
-    """A candidate not generated yet: its algorithm's closed-form lower bound (Algorithm::bound) at each planned
-    size may rule it out everywhere (price_estimate_pruned), and then its schedule is never built."""
+    """A whole candidate not generated yet (the estimate above PRUNE_ABOVE ranks: candidates(defer=True)): a lower
+    bound of its estimate at each planned size (_deferred) may rule it out everywhere (price_estimate_pruned), and
+    then its schedule is never built."""
     name: str
     params: dict
     bounds: list[float]
     problem: "Problem"
+    ops: int                  # about its total ops: the probed ranks' mean times P - 1, plus the root's
+    probe: _core.Schedule     # one rank's program: what the schedule says of itself (its operations, ...)
     whole = True
 
     def make(self, max_memory=None) -> _core.Schedule:
@@ -232,15 +235,10 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
         sets = _core.candidates(name, P, topo, machine.model, float(min(sizes)), float(max(sizes))) \
             if every and machine is not None else [problem.params]
         for params in sets:
-            if defer and P > PRUNE_ABOVE and machine is not None and not (problem.op and problem.collective in REDUCTIONS):
-                closed = _core.algorithm_bounds(name, P, topo, {str(k): str(v) for k, v in params.items()},
-                                                problem.counts or [], problem.root, machine.model,
-                                                [float(n) for n in sizes])
-                if closed:
-                    out.append((candidate(name, params), Deferred(name, params, closed, problem)))
-                    continue
             try:
                 s = _symmetric(name, problem, params, machine) if one_rank and machine is not None else None
+                if s is None and defer and P > PRUNE_ABOVE and machine is not None and problem.matrix is None:
+                    s = _deferred(name, problem, params, machine, sizes)
                 s = s or schedule(name, ranks=P, topology=topo, params=params, matrix=problem.matrix,
                                   counts=problem.counts, root=problem.root, max_memory=max(1, limit - used))
             except _core.MemoryLimitError as e:
@@ -255,17 +253,37 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
                     raise
                 declined.append({"algorithm": candidate(name, params).label(), "reason": str(e)})
                 continue
-            why = unsupported_op(s, problem.op) if every and problem.op and problem.collective in REDUCTIONS else ""
+            why = unsupported_op(s.probe if isinstance(s, Deferred) else s, problem.op) \
+                if every and problem.op and problem.collective in REDUCTIONS else ""
             if why:  # the parameter sets after it are variants of the same kind (e.g. reduce/binomial relative=1)
                 kept = any(c.algorithm == name for c, _ in out)
                 declined.append({"algorithm": candidate(name, params).label() if kept else name, "reason": why})
                 break
             out.append((candidate(name, params), s))
-            used += s.memory_bytes
+            used += 0 if isinstance(s, Deferred) else s.memory_bytes
     if not out:
         raise CollplanError(f"no {problem.collective} algorithm applies to P={P} on {topo}: " +
                             "; ".join(f"{d['algorithm']}: {d['reason']}" for d in declined))
     return out, declined
+
+
+def _deferred(name: str, problem: Problem, params: dict, machine: Machine, sizes) -> Deferred:
+    """A whole candidate not generated yet: bounded at every size by the programs of ranks 0, P/2, P-1 and the root,
+    each generated alone (the walk ends no sooner than any of them: _core.estimate_lower_bounds), and by its
+    algorithm's closed form where it has one (Algorithm::bound)."""
+    P, fs = problem.ranks, [float(n) for n in sizes]
+    bound, ops, probe = [0.0] * len(sizes), {}, None
+    for r in sorted({0, P // 2, P - 1, problem.root}):
+        probe = schedule(name, ranks=P, topology=problem.topology, params=params, counts=problem.counts,
+                         root=problem.root, only_rank=r)
+        ops[r] = probe.total_ops
+        bound = [max(a, b) for a, b in zip(bound, _core.estimate_lower_bounds(probe, problem.topology,
+                                                                                machine.model, fs))]
+    closed = _core.algorithm_bounds(name, P, problem.topology, {str(k): str(v) for k, v in params.items()},
+                                    problem.counts or [], problem.root, machine.model, fs)
+    bound = [max(a, b) for a, b in zip(bound, closed or bound)]
+    rest = [n for r, n in ops.items() if r != problem.root]  # the root (rank 0 if none) counted once
+    return Deferred(name, params, bound, problem, round((P - 1) * sum(rest) / len(rest)) + ops[problem.root], probe)
 
 
 def _symmetric(name: str, problem: Problem, params: dict, machine: Machine) -> _core.Schedule | None:
@@ -307,29 +325,20 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     where bounds holds the lower bound that ruled it out. First the candidates that are cheap to walk are walked at
     every size: those priced from rank 0's program alone, those of at most 8 ops per rank (trees, linear, one-
     segment chains) and, whatever their size, the two with the fewest ops. Every other candidate has a lower bound
-    at each size: its algorithm's closed form where it has one (a Deferred, not generated yet: candidates(defer=
-    True)), else _core.estimate_lower_bounds of its schedule (each rank's own port, CPU and group times,
-    model/estimate.hpp). Then, size by size, best first: the candidate of the lowest bound is walked while that
+    at each size: a Deferred (not generated yet: candidates(defer=True)) that of a few of its ranks' programs and
+    its algorithm's closed form, a schedule _core.estimate_lower_bounds of its every rank (each rank's own port,
+    CPU and group times, model/estimate.hpp). Then, size by size, best first: the candidate of the lowest bound is walked while that
     bound is at most the second-best time walked so far; the others could only come behind both. A Deferred is
     generated (in place in `scheds`) when a size first needs its walk; one that exceeds the memory limit is left
-    out (too_big: candidate index -> the error). Each size's walks depend on the values
-    alone, so threads (one process) or mpirun's ranks (sweep) may take the sizes in any order: the plan is the
+    out (too_big: candidate index -> the error). Each size's walks depend on the values alone, so threads (one process) or mpirun's ranks (sweep) may take the sizes in any order: the plan is the
     same."""
     sweep, k, limit = sweep or Sweep(), len(sizes), limit_of(max_memory)
-    made = [i for i, s in enumerate(scheds) if not isinstance(s, Deferred)]
-    ops = {i: scheds[i].total_ops for i in made}
-    fewest = set(sorted(made, key=lambda i: (ops[i], i))[:2])
-    first = [i for i in made if not scheds[i].whole or ops[i] <= 8 * scheds[i].ranks or i in fewest]
-    others = [i for i in range(len(scheds)) if i not in first]
-    times: list[list[float | None]] = [[None] * k for _ in scheds]
-    for i, row in zip(first, price_estimate([scheds[i] for i in first], sizes, model, topology, progress,
-                                            max_memory, sweep)):
-        times[i] = row
-    lower = {i: list(scheds[i].bounds) if isinstance(scheds[i], Deferred) else
-             _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit) for i in others}
-    lock = threading.Lock()
-
+    ops = [s.ops if isinstance(s, Deferred) else s.total_ops for s in scheds]
+    ranks = [s.problem.ranks if isinstance(s, Deferred) else s.ranks for s in scheds]
+    fewest = set(sorted(range(len(scheds)), key=lambda i: (ops[i], i))[:2])
+    first = [i for i, s in enumerate(scheds) if not s.whole or ops[i] <= 8 * ranks[i] or i in fewest]
     too_big: dict[int, str] = {}  # a Deferred whose schedule exceeds the memory limit: not priced, as before
+    lock = threading.Lock()
 
     def made_schedule(i: int) -> _core.Schedule | None:
         with lock:  # sizes on threads may need it at once: generated once
@@ -339,6 +348,14 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
                 except _core.MemoryLimitError as e:
                     too_big[i] = str(e)
             return None if i in too_big else scheds[i]
+    first = [i for i in first if made_schedule(i) is not None]
+    others = [i for i in range(len(scheds)) if i not in first and i not in too_big]
+    times: list[list[float | None]] = [[None] * k for _ in scheds]
+    for i, row in zip(first, price_estimate([scheds[i] for i in first], sizes, model, topology, progress,
+                                            max_memory, sweep)):
+        times[i] = row
+    lower = {i: list(scheds[i].bounds) if isinstance(scheds[i], Deferred) else
+             _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit) for i in others}
 
     def walks(z: int) -> dict[int, float]:
         walked = sorted(times[i][z] for i in first)[:2]

@@ -476,12 +476,15 @@ TEST(Estimate, SizesOnThreadsAndTheRanksOwnBoundAgreeWithEachWalk) {
                 const std::vector<double> bound = estimate_lower_bounds(s, t, *mod, sizes);
                 const std::vector<double> closed = algorithm_bounds(a.name, c.ranks, t, c.params,
                                                                     Inputs(c.counts, c.root), *mod, sizes);
+                const std::vector<double> last = estimate_lower_bounds(  // rank P-1's program alone
+                    make_schedule(a.name, c.ranks, t, c.params, Inputs(c.counts, c.root), c.ranks - 1), t, *mod, sizes);
                 ASSERT_EQ(many.size(), sizes.size());
                 for (size_t z = 0; z < sizes.size(); ++z) {
                     const double one = estimate(s, t, *mod, sizes[z]).time_s;
                     EXPECT_EQ(many[z].time_s, one) << a.name << " P=" << c.ranks << " " << model << " " << sizes[z];
                     EXPECT_LE(bound[z], one * (1 + 1e-12)) << a.name << " P=" << c.ranks << " " << c.topology << " "
                                                            << model << " " << sizes[z];
+                    EXPECT_LE(last[z], bound[z]) << a.name << " P=" << c.ranks << ": one rank bounds more than all";
                     if (!closed.empty()) {
                         EXPECT_LE(closed[z], one * (1 + 1e-12)) << a.name << " P=" << c.ranks << " " << c.topology
                                                                 << " " << model << " " << sizes[z];

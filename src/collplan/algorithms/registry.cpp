@@ -1,6 +1,7 @@
 #include "collplan/algorithms/registry.hpp"
 
 #include <algorithm>
+#include <set>
 #include <charconv>
 
 namespace collplan {
@@ -144,15 +145,17 @@ double schedule_memory_estimate(const std::string& name, int ranks, const Topolo
     const double P = ranks;
     double bytes = P * sizeof(RankProgram) + static_cast<double>(inputs.counts.size()) * sizeof(uint64_t);
     if (ranks <= 0) return bytes;
-    // Ranks 0, P/2 and P-1 alone (a generator builds one rank's program in that rank's time): the median of the
-    // three for every rank but one, and the largest of them and the root's for that one -- a root that sends to
-    // every rank (linear bcast) or a rank a fold leaves idle does not stand for the others.
+    // Ranks 0, P/2 and P-1 and the root alone (a generator builds one rank's program in that rank's time): the
+    // root (rank 0 where there is none) once, and the mean of the others for every other rank -- a root that sends
+    // to every rank (linear bcast) does not stand for the rest, and a fold's idle ranks count as often as its busy
+    // ones.
     auto probe = [&](int r) { return program_bytes(make_schedule(name, ranks, topo, params, inputs, r).program(r)); };
-    double three[3] = {probe(0), probe(ranks / 2), probe(ranks - 1)};
-    std::sort(three, three + 3);
-    const double heaviest = std::max(three[2], inputs.root > 0 ? probe(inputs.root) : 0.0);
+    std::set<int> others = {0, ranks / 2, ranks - 1};
+    others.erase(inputs.root);
+    double rest = 0;
+    for (int r : others) rest += probe(r);
     // Vectors grow by doubling: on average a quarter more than their size.
-    return bytes + ((P - 1) * three[1] + heaviest) * 1.25;
+    return bytes + ((P - 1) * (others.empty() ? 0.0 : rest / static_cast<double>(others.size())) + probe(inputs.root)) * 1.25;
 }
 
 std::vector<double> algorithm_bounds(const std::string& name, int ranks, const Topology& topo,

@@ -382,9 +382,11 @@ std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& top
                                           const std::vector<double>& sizes, const Job& job) {
     std::vector<double> m, out(sizes.size(), 0.0);
     for (double n : sizes) m.push_back(block_bytes(s, n, "estimate bound"));
-    const int walked = s.whole() ? s.ranks() : 1;
+    // The ranks the schedule holds: every rank, or the one it was built for (whose bound also bounds the whole
+    // walk: the walk ends no sooner than that rank).
+    const int first = s.whole() ? 0 : s.only_rank(), last = s.whole() ? s.ranks() : first + 1;
     const int ports = std::max(1, model.ports);
-    job.require_memory(static_cast<double>(s.total_ops()) * 4 + walked * 8.0, "estimate bound of " + s.subject());
+    job.require_memory(static_cast<double>(s.total_ops()) * 4 + (last - first) * 8.0, "estimate bound of " + s.subject());
     struct Kind {
         OpKind kind;
         int hops;
@@ -397,7 +399,7 @@ std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& top
     std::vector<size_t> rank_end;        // per walked rank: the end of its ops in `ops`
     constexpr uint32_t kGroup = 1u << 31;
     CancelPoll poll(job);
-    for (int r = 0; r < walked; ++r) {
+    for (int r = first; r < last; ++r) {
         const RankProgram& prog = s.program(r);
         poll.tick(prog.ops.size() + 1);
         for (uint32_t k = 0; k < prog.ops.size(); ++k) {

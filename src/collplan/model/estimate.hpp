@@ -26,9 +26,10 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
 std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Model& model,
                                const std::vector<double>& sizes, const Job& job = default_job(), int threads = 0);
 
-// A lower bound of estimate(s, ..., size).time_s for each size, from each walked rank's ops alone (no partner, no
-// order within a group), in one pass over the schedule: the planner skips a candidate's walk where the bound
-// already loses. A rank's ports serve its messages one at a time, its CPU its copies and reductions, and its
+// A lower bound of estimate(s, ..., size).time_s for each size, from each rank's ops alone (no partner, no order
+// within a group), in one pass over the schedule: the planner skips a candidate's walk where the bound already
+// loses. A schedule of one rank's program (any rank's: Problem::only_rank) bounds the whole schedule's walk by
+// that rank's ops, so a few ranks generated alone bound a schedule too large to generate. A rank's ports serve its messages one at a time, its CPU its copies and reductions, and its
 // groups run one after the other (schedule.hpp), so the walk ends no sooner than the largest of: (1) the CPU's
 // local work; (2) for either direction's ports (both directions' on a simplex port), the busy time of the port
 // booked most, less its longest booking, plus the shortest completion (its last booking starts after the others'
