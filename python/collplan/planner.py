@@ -504,10 +504,14 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
         if prune and plan_.ranks > PRUNE_ABOVE:
             plan_.times, plan_.bounds, too_big = price_estimate_pruned(scheds, plan_.sizes, plan_.model,
                                                                        plan_.topology, progress, max_memory, sweep)
+            big = [{"algorithm": plan_.candidates[i].label(), "reason": too_big[i]} for i in sorted(too_big)]
             for i in sorted(too_big, reverse=True):  # declined as candidates() declines a schedule too large
-                plan_.declined.append({"algorithm": plan_.candidates[i].label(), "reason": too_big[i]})
                 for v in (plan_.candidates, plan_.times, plan_.bounds, scheds):
                     del v[i]
+            plan_.declined += big
+            if not plan_.candidates:
+                raise CollplanError(f"plan: no {collective} candidate fits in memory: " + "; ".join(
+                    f"{d['algorithm']}: {d['reason']}" for d in big))
             skipped = sum(b is not None for row in plan_.bounds for b in row)
             if skipped:
                 plan_.notes.append(f"{skipped} of {len(scheds) * len(plan_.sizes)} estimates not walked: the "
