@@ -357,11 +357,13 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     lower = {i: list(scheds[i].bounds) if isinstance(scheds[i], Deferred) else
              _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit) for i in others}
 
+    stop = threading.Event()  # the main thread was interrupted: the threads start no further walk
+
     def walks(z: int) -> dict[int, float]:
         walked = sorted(times[i][z] for i in first)[:2]
         out = {}
         for b, i in sorted((lower[i][z], i) for i in others):
-            if len(walked) == 2 and b > walked[1]:
+            if (len(walked) == 2 and b > walked[1]) or stop.is_set():
                 break  # every later bound is at least b: behind the two best
             if (s := made_schedule(i)) is not None:
                 out[i] = _core.estimate(s, topology, model, [float(sizes[z])], limit, threads=1)[0]
@@ -373,8 +375,14 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     with Progress(what, mine, progress and sweep.rank == 0) as bar:
         if sweep.size == 1:  # the walks release the GIL: the sizes on threads
             from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(max(1, min(k, os.cpu_count() or 1))) as pool:
+            pool = ThreadPoolExecutor(max(1, min(k, os.cpu_count() or 1)))
+            try:
                 found = list(pool.map(lambda z: (walks(z), bar.step())[0], range(k)))
+            except BaseException:  # Ctrl-C (only this thread sees it): the walks under way end, no other starts
+                stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
         else:
             found = sweep.run(k, walks, bar.step)
     bounds: list[list[float | None]] = [[None] * k for _ in scheds]
