@@ -41,6 +41,7 @@ const Registration reg{{
     .applies = [](const Problem&) { return std::string(); },
     .generate = generate,
     .default_topologies = {"full"},
+    .symmetry = cyclic_if_even,  // rank r sends to r + k and receives from r - k in step k
 }};
 
 }  // namespace
