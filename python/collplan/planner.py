@@ -211,8 +211,8 @@ def candidates(problem: Problem, machine: Machine | None, sizes, max_memory=None
     once per algorithm. `one_rank` (only the estimate will price them): a schedule whose algorithm declares a rank
     symmetry that the machine's model and topology keep is rank 0's program alone, which the estimate walks for
     every rank with the same result (schedule/symmetry.hpp): one rank's ops instead of P times them. `defer`
-    (the pruned estimate: price_estimate_pruned): a candidate whose algorithm bounds its estimate in closed form
-    is not generated here but left as a Deferred with its bounds at `sizes`."""
+    (the pruned estimate above PRUNE_ABOVE ranks: price_estimate_pruned): a candidate that would be generated
+    whole is not, but left as a Deferred with its bounds at `sizes` (_deferred)."""
     every = problem.algorithm == "all"
     if every and runtime is None and describe(problem.collective)["counts"] == "matrix" and problem.matrix is None:
         raise CollplanError(f"{problem.collective} needs its communication matrix to compare algorithms "
@@ -325,9 +325,9 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     where bounds holds the lower bound that ruled it out. First the candidates that are cheap to walk are walked at
     every size: those priced from rank 0's program alone, those of at most 8 ops per rank (trees, linear, one-
     segment chains) and, whatever their size, the two with the fewest ops. Every other candidate has a lower bound
-    at each size: a Deferred (not generated yet: candidates(defer=True)) that of a few of its ranks' programs and
-    its algorithm's closed form, a schedule _core.estimate_lower_bounds of its every rank (each rank's own port,
-    CPU and group times, model/estimate.hpp). Then, size by size, best first: the candidate of the lowest bound is walked while that
+    at each size, as a Deferred (not generated yet: candidates(defer=True)): that of a few of its ranks' programs
+    (_core.estimate_lower_bounds: each rank's own port, CPU and group times, model/estimate.hpp) and its
+    algorithm's closed form. Then, size by size, best first: the candidate of the lowest bound is walked while that
     bound is at most the second-best time walked so far; the others could only come behind both. A Deferred is
     generated (in place in `scheds`) when a size first needs its walk; one that exceeds the memory limit is left
     out (too_big: candidate index -> the error). Each size's walks depend on the values alone, so threads (one process) or mpirun's ranks (sweep) may take the sizes in any order: the plan is the
@@ -354,8 +354,7 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     for i, row in zip(first, price_estimate([scheds[i] for i in first], sizes, model, topology, progress,
                                             max_memory, sweep)):
         times[i] = row
-    lower = {i: list(scheds[i].bounds) if isinstance(scheds[i], Deferred) else
-             _core.estimate_lower_bounds(scheds[i], topology, model, [float(n) for n in sizes], limit) for i in others}
+    lower = {i: scheds[i].bounds for i in others}  # every whole candidate is a Deferred (candidates(defer=True))
 
     stop = threading.Event()  # the main thread was interrupted: the threads start no further walk
 
@@ -464,8 +463,10 @@ def threshold_table(plan: Plan, refine=None, interpolate: bool = False) -> list[
             a, b = plan.sizes[groups[g - 1][-1]], plan.sizes[idx[0]]
             prev = winners[groups[g - 1][0]]
             if refine is not None:
-                gap = (lambda m, prev=prev, w=w: (lambda t: t[1] - t[0])(refine(prev, w, m))) if interpolate else None
-                lo = _crossover(a, b, lambda m: (lambda t: t[1] > t[0])(refine(prev, w, m)), gap)
+                def gap(m, prev=prev, w=w):  # the later winner's time less the earlier's
+                    ta, tb = refine(prev, w, m)
+                    return tb - ta
+                lo = _crossover(a, b, lambda m: gap(m) > 0, gap if interpolate else None)
             else:
                 lo = max(a + 1, int(round(math.sqrt(max(a, 1) * b))))
         ranges.append(_range(plan, lo, w, idx))

@@ -49,6 +49,11 @@ struct Event {
 
 bool is_comm(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
 
+// A local op's time on its rank's CPU.
+double local_s(const Model& model, OpKind k, double bytes) {
+    return k == OpKind::copy ? model.copy_s(bytes) : k == OpKind::reduce ? model.reduce_s(bytes) : model.calc_s(bytes);
+}
+
 // Rank 0's k-th send to j with tag t meets, in every rank's terms, rank 0's k-th receive from inverse(j) with tag t:
 // the channel (inverse(j) -> 0, t) of the walker's Matcher, both sides posted in program order.
 std::vector<uint32_t> symmetric_partners(const RankProgram& prog, Symmetry sym, int P) {
@@ -199,9 +204,7 @@ void Simulation::start(int r, uint32_t k, double t) {
     state_[at(r, k)] = kStarted;
     if (op.kind == OpKind::send) return start_message(r, k, t);
     const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
-    const double cost = op.kind == OpKind::copy     ? model_.copy_s(bytes)
-                        : op.kind == OpKind::reduce ? model_.reduce_s(bytes)
-                                                    : model_.calc_s(bytes);
+    const double cost = local_s(model_, op.kind, bytes);
     RankState& rs = ranks_[slot(r)];
     const double begin = std::max(t, rs.cpu_free);
     rs.cpu_free = begin + cost;
@@ -437,8 +440,7 @@ std::vector<double> estimate_lower_bounds(const Schedule& s, const Topology& top
                 p.busy = o.kind == OpKind::send ? mt.send_busy : mt.recv_busy;
                 p.done = o.kind == OpKind::send ? mt.send_done : mt.recv_done;
             } else if (o.kind != OpKind::barrier) {
-                p.cpu = o.kind == OpKind::copy ? model.copy_s(bytes) : o.kind == OpKind::reduce ? model.reduce_s(bytes)
-                                                                                               : model.calc_s(bytes);
+                p.cpu = local_s(model, o.kind, bytes);
             }
         }
         size_t begin = 0;

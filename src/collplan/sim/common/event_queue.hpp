@@ -26,6 +26,17 @@
 
 namespace collplan::sim {
 
+// Where a radix heap's refill starts: the smallest non-empty bucket above bucket 0 (there must be one) and its
+// earliest time (EventQueue here; RunQueue, run_queue.hpp).
+template <class Entry>
+size_t least_bucket(const std::vector<Entry>* buckets, Time& earliest) {
+    size_t i = 1;
+    while (buckets[i].empty()) ++i;
+    earliest = buckets[i].front().t;
+    for (const Entry& e : buckets[i]) earliest = min(earliest, e.t);
+    return i;
+}
+
 template <class Payload>
 class EventQueue {
 public:
@@ -87,12 +98,7 @@ private:
     void refill() {
         buckets_[0].clear();
         head_ = 0;
-        size_t i = 1;
-        while (buckets_[i].empty()) ++i;
-        std::vector<Entry>& b = buckets_[i];
-        Time m = b.front().t;
-        for (const Entry& e : b) m = min(m, e.t);
-        last_ = m;
+        std::vector<Entry>& b = buckets_[least_bucket(buckets_, last_)];
         for (const Entry& e : b) buckets_[index(e.t)].push_back(e);
         b.clear();
         std::vector<Entry>& z = buckets_[0];

@@ -84,17 +84,13 @@ private:
     void refill() {
         run_.clear();
         head_ = 0;
-        size_t i = 1;
-        while (buckets_[i].empty()) ++i;
+        const size_t i = least_bucket(buckets_, ref_);
         std::vector<Entry>& b = buckets_[i];
-        Time m = b.front().t;
-        for (const Entry& e : b) m = min(m, e.t);
-        ref_ = m;
         if (b.size() <= kRun && i < 63) {
             run_.swap(b);
             std::sort(run_.begin(), run_.end(), by_time_seq);
             const auto k = static_cast<int64_t>(i);
-            run_hi_ = Time::ps(((m.count_ps() >> k) + 1) << k);
+            run_hi_ = Time::ps(((ref_.count_ps() >> k) + 1) << k);
             return;
         }
         for (const Entry& e : b) buckets_[index(e.t)].push_back(e);
@@ -102,7 +98,7 @@ private:
         run_.swap(buckets_[0]);
         if (run_.size() > 1 && !std::is_sorted(run_.begin(), run_.end(), by_time_seq))
             std::sort(run_.begin(), run_.end(), by_time_seq);
-        run_hi_ = m + Time::ps(1);
+        run_hi_ = ref_ + Time::ps(1);
     }
     static bool by_time_seq(const Entry& a, const Entry& b) {
         return a.t < b.t || (a.t == b.t && a.seq_kind < b.seq_kind);
