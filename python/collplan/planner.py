@@ -297,6 +297,24 @@ def _symmetric(name: str, problem: Problem, params: dict, machine: Machine) -> _
 
 
 # ------------------------------------------------------------------------------------------- evaluators
+class Walks:
+    """The estimate walks of one plan: each schedule's partners are matched once (a _core.Estimator, made when the
+    schedule is first walked and kept), however many sizes and crossover steps walk it afterwards. Matching is
+    about as long as a walk, and above PRUNE_ABOVE a schedule is walked size by size. Threads may share it."""
+
+    def __init__(self, topology: str, model: str, max_memory=None):
+        self.topology, self.model, self.limit = topology, model, limit_of(max_memory)
+        self._made: dict[int, _core.Estimator] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, sched: _core.Schedule, sizes, threads: int = 0) -> list[float]:
+        with self._lock:  # made once, even when two sizes' threads need it at once
+            est = self._made.get(id(sched))
+            if est is None:
+                est = self._made[id(sched)] = _core.Estimator(sched, self.topology, self.model, self.limit)
+        return est.estimate([float(n) for n in sizes], self.limit, threads)
+
+
 def price_estimate(scheds, sizes, model: str, topology: str, progress: bool = True,
                    max_memory=None, sweep: Sweep | None = None) -> list[list[float]]:
     """Every candidate's estimate at every size. Under mpirun (sweep) the (candidate, size) estimates are split
@@ -320,7 +338,7 @@ PRUNE_ABOVE = 1024
 
 
 def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bool = True, max_memory=None,
-                          sweep: Sweep | None = None) -> tuple[list, list, dict[int, str]]:
+                          sweep: Sweep | None = None, walks: Walks | None = None) -> tuple[list, list, dict[int, str]]:
     """(times, bounds, too_big): every candidate's estimate at the sizes where it can place first or second, None elsewhere,
     where bounds holds the lower bound that ruled it out. First the candidates that are cheap to walk are walked at
     every size: those priced from rank 0's program alone, those of at most 8 ops per rank (trees, linear, one-
@@ -333,6 +351,7 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
     out (too_big: candidate index -> the error). Each size's walks depend on the values alone, so threads (one process) or mpirun's ranks (sweep) may take the sizes in any order: the plan is the
     same."""
     sweep, k, limit = sweep or Sweep(), len(sizes), limit_of(max_memory)
+    walk = walks or Walks(topology, model, max_memory)
     ops = [s.ops if isinstance(s, Deferred) else s.total_ops for s in scheds]
     ranks = [s.problem.ranks if isinstance(s, Deferred) else s.ranks for s in scheds]
     fewest = set(sorted(range(len(scheds)), key=lambda i: (ops[i], i))[:2])
@@ -358,14 +377,14 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
 
     stop = threading.Event()  # the main thread was interrupted: the threads start no further walk
 
-    def walks(z: int) -> dict[int, float]:
+    def walks_at(z: int) -> dict[int, float]:
         walked = sorted(times[i][z] for i in first)[:2]
         out = {}
         for b, i in sorted((lower[i][z], i) for i in others):
             if (len(walked) == 2 and b > walked[1]) or stop.is_set():
                 break  # every later bound is at least b: behind the two best
             if (s := made_schedule(i)) is not None:
-                out[i] = _core.estimate(s, topology, model, [float(sizes[z])], limit, threads=1)[0]
+                out[i] = walk(s, [sizes[z]], threads=1)[0]
                 walked = sorted(walked + [out[i]])[:2]
         return out
     mine = len(sweep.mine(k))
@@ -376,14 +395,14 @@ def price_estimate_pruned(scheds, sizes, model: str, topology: str, progress: bo
             from concurrent.futures import ThreadPoolExecutor
             pool = ThreadPoolExecutor(max(1, min(k, os.cpu_count() or 1)))
             try:
-                found = list(pool.map(lambda z: (walks(z), bar.step())[0], range(k)))
+                found = list(pool.map(lambda z: (walks_at(z), bar.step())[0], range(k)))
             except BaseException:  # Ctrl-C (only this thread sees it): the walks under way end, no other starts
                 stop.set()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
             pool.shutdown()
         else:
-            found = sweep.run(k, walks, bar.step)
+            found = sweep.run(k, walks_at, bar.step)
     bounds: list[list[float | None]] = [[None] * k for _ in scheds]
     for z, out in enumerate(found):
         for i in others:
@@ -510,9 +529,11 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
         if one:
             plan_.notes.append(f"{one} of {len(scheds)} candidates priced from rank 0's program alone, the same times "
                                "as every rank's (symmetric schedules: docs/models.md, \"One rank for every rank\")")
+        walks = Walks(plan_.topology, plan_.model, max_memory)
         if prune and plan_.ranks > PRUNE_ABOVE:
             plan_.times, plan_.bounds, too_big = price_estimate_pruned(scheds, plan_.sizes, plan_.model,
-                                                                       plan_.topology, progress, max_memory, sweep)
+                                                                       plan_.topology, progress, max_memory, sweep,
+                                                                       walks)
             big = [{"algorithm": plan_.candidates[i].label(), "reason": too_big[i]} for i in sorted(too_big)]
             for i in sorted(too_big, reverse=True):  # declined as candidates() declines a schedule too large
                 for v in (plan_.candidates, plan_.times, plan_.bounds, scheds):
@@ -536,8 +557,7 @@ def plan(collective: str, ranks: int | None = None, topology: str | None = None,
         def refine(a: int, b: int, m: int):  # the planned sizes' times are known where they were walked
             def time(i):
                 known = plan_.times[i][at[m]] if m in at else None
-                return known if known is not None else \
-                    _core.estimate(by[plan_.candidates[i]], plan_.topology, plan_.model, [float(m)])[0]
+                return known if known is not None else walks(by[plan_.candidates[i]], [m], threads=1)[0]
             return time(a), time(b)
         plan_.ranges = threshold_table(plan_, refine, interpolate=plan_.bounds is not None)
     else:

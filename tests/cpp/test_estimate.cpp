@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <queue>
+#include <random>
 #include <string>
 
 #include "collplan/algorithms/registry.hpp"
 #include "collplan/algorithms/lower_bounds.hpp"
 #include "collplan/model/estimate.hpp"
+#include "collplan/model/tie_queue.hpp"
 #include "collplan/verify/sweep.hpp"
 
 namespace collplan {
@@ -385,6 +388,43 @@ TEST(Estimate, OneGroupAlltoall) {
         }
         const double m = 100, expect = (P - 1) * (kAlpha + m * kBeta);
         EXPECT_NEAR(est(s, "full:" + std::to_string(P), kHockney, m), expect, 1e-12 * expect) << "P=" << P;
+    }
+}
+
+// The walk's queue pops exactly what a binary min-heap of (time, order) pops, also when events are pushed at the
+// time being popped (below and above the next order, in small and large batches) and, by rounding, before it.
+TEST(TieQueue, PopsInTheOrderOfABinaryHeap) {
+    using Event = TieQueue::Event;
+    for (int seed = 0; seed < 40; ++seed) {
+        std::mt19937_64 rng(seed);
+        TieQueue q;
+        std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap;
+        const int times = seed % 4 == 0 ? 1000000 : 3 + seed;  // many ties, or nearly none
+        int budget = 20000;  // pushes once popping began
+        double now = -1;
+        auto push = [&](double t, uint64_t order) {
+            if (now >= -0.5 && budget-- <= 0) return;
+            q.push(t, order);
+            heap.push({t, order});
+        };
+        for (int i = 0; i < 2000; ++i) push(static_cast<double>(rng() % times), rng());
+        push(-0.0, 5), push(0.0, 4);
+        while (!heap.empty()) {
+            ASSERT_EQ(q.size(), heap.size());
+            const Event want = heap.top();
+            heap.pop();
+            const Event got = q.pop();
+            ASSERT_EQ(got.t, want.t) << "seed " << seed;
+            ASSERT_EQ(got.order, want.order) << "seed " << seed;
+            now = got.t;
+            const uint64_t r = rng() % 100;
+            if (r < 30) push(now, rng());                                   // at the time being popped
+            else if (r < 35) push(now, got.order + 1 + rng() % 3);          // just after the popped one
+            else if (r < 37) for (int j = 0; j < 300; ++j) push(now, rng()); // a large batch
+            else if (r < 39) push(now + 1 + static_cast<double>(rng() % 5), rng());
+            else if (r < 40) push(std::nextafter(now, -1e300), rng());      // rounding: before the current time
+        }
+        EXPECT_TRUE(q.empty());
     }
 }
 

@@ -1,11 +1,12 @@
 // Analytic estimate: a discrete-event walk of the schedule's critical path with each node's ports and CPU
 // serialised and no link contention. The semantics are spelled out in docs/models.md.
 //
-// Events are (time, type, op, rank) in a min-heap: completions come before start requests at equal times, then
-// lower op indices, then lower ranks, so the result is deterministic. A start request reserves the ports (or the
-// CPU) it needs in time order: requests are served first come, first served, with no back-filling.
-// Memory on top of the schedule: 5 bytes per op (a partner index, a state byte) plus the heap; while matching
-// channels, 4 bytes per recv.
+// Events are (time, type, op, rank), popped in that order (model/tie_queue.hpp): completions come before start
+// requests at equal times, then lower op indices, then lower ranks, so the result is deterministic. A start request
+// reserves the ports (or the CPU) it needs in time order: requests are served first come, first served, with no
+// back-filling. Memory on top of the schedule: 20 bytes per op shared by every walk (Estimator: an op offset per
+// rank, a partner index and the units per op; 4 bytes per recv more while matching channels), and per walk a
+// state byte per op and the queue.
 //
 // One rank for all (schedule/symmetry.hpp): a schedule of rank 0's program alone whose algorithm declares a rank
 // symmetry is walked as that one rank. Every op of another rank happens at the time of the same op of rank 0, so
@@ -24,10 +25,10 @@
 #include <exception>
 #include <map>
 #include <mutex>
-#include <queue>
 #include <thread>
 #include <vector>
 
+#include "collplan/model/tie_queue.hpp"
 #include "collplan/schedule/symmetry.hpp"
 #include "collplan/schedule/walk.hpp"
 
@@ -41,7 +42,6 @@ enum OpState : uint8_t { kWaiting = 0, kReady = 1, kStarted = 2, kDone = 3 };
 struct Event {
     double t;
     uint64_t order;
-    bool operator>(const Event& o) const { return t > o.t || (t == o.t && order > o.order); }
     bool request() const { return order >> 63; }
     uint32_t op() const { return static_cast<uint32_t>(order >> 31); }
     int rank() const { return static_cast<int>(order & 0x7fffffffu); }
@@ -71,20 +71,6 @@ std::vector<uint32_t> symmetric_partners(const RankProgram& prog, Symmetry sym, 
     return partner;
 }
 
-// What every size's walk shares: the op offsets and every send's and recv's partner (one matching for all sizes).
-struct Matched {
-    std::vector<size_t> base;
-    std::vector<uint32_t> partner;
-};
-
-Matched matched(const Schedule& s, const Job& job) {
-    if (!s.whole()) return {{0, s.num_ops(0)}, symmetric_partners(s.program(0), s.symmetry, s.ranks())};
-    CancelPoll poll(job);
-    Matched m{op_offsets(s), {}};
-    m.partner = match_partners(s, m.base, &poll);
-    return m;
-}
-
 struct RankState {
     double cpu_free = 0;   // local ops are serialised on the rank's CPU
     double last_done = 0;
@@ -92,7 +78,7 @@ struct RankState {
 
 class Simulation {
 public:
-    Simulation(const Schedule& s, const Matched& matched, const Topology& topo, const Model& model, double m,
+    Simulation(const Schedule& s, const Estimator::Ops& ops, const Topology& topo, const Model& model, double m,
                const Job& job);
     Estimate run();
 
@@ -103,8 +89,9 @@ private:
     int walked() const { return one_ ? 1 : P_; }
     size_t at(int r, uint32_t k) const { return base_[slot(r)] + k; }
     void push(double t, bool request, int r, uint32_t k) {
-        heap_.push({t, (uint64_t{request} << 63) | (uint64_t{k} << 31) | static_cast<uint64_t>(r)});
+        queue_.push(t, (uint64_t{request} << 63) | (uint64_t{k} << 31) | static_cast<uint64_t>(r));
     }
+    void prefetch() const;
     void make_ready(int r, double t);
     void make_ready(int r, uint32_t k, double t);
     void complete(int r, uint32_t k, double t);
@@ -124,6 +111,7 @@ private:
     const bool one_;  // rank 0 stands for every rank (a symmetric schedule of rank 0's program alone)
     const std::vector<size_t>& base_;
     const std::vector<uint32_t>& partner_;
+    const std::vector<double>& units_;
     std::vector<uint8_t> state_;  // OpState
     std::vector<RankState> ranks_;
     std::vector<RankCursor> cur_;    // readiness: groups and explicit dependencies (schedule/walk.hpp)
@@ -131,13 +119,13 @@ private:
     std::vector<double> send_free_, recv_free_;  // P * ports; !duplex: both directions use send_free_
     std::vector<double> host_free_;              // per host: when its channel has moved every byte booked so far
     BarrierRendezvous<double> barriers_;         // the time of a barrier: its latest ready time
-    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> heap_;
+    TieQueue queue_;
 };
 
-Simulation::Simulation(const Schedule& s, const Matched& matched, const Topology& topo, const Model& model, double m,
-                       const Job& job)
+Simulation::Simulation(const Schedule& s, const Estimator::Ops& ops, const Topology& topo, const Model& model,
+                       double m, const Job& job)
     : s_(s), poll_(job), topo_(topo), model_(model), m_(m), P_(s.ranks()), ports_(std::max(1, model.ports)),
-      one_(!s.whole()), base_(matched.base), partner_(matched.partner), barriers_(s) {
+      one_(!s.whole()), base_(ops.base), partner_(ops.partner), units_(ops.units), barriers_(s) {
     const auto n = static_cast<size_t>(walked());
     state_.assign(base_[n], kWaiting);
     ranks_.resize(n);
@@ -154,10 +142,11 @@ Estimate Simulation::run() {
         cur_[r].start(ready_);
         make_ready(r, 0.0);
     }
-    while (!heap_.empty()) {
+    while (!queue_.empty()) {
         poll_.tick();
-        const Event e = heap_.top();
-        heap_.pop();
+        prefetch();
+        const auto [t, order] = queue_.pop();
+        const Event e{t, order};
         if (e.request()) start(e.rank(), e.op(), e.t);
         else complete(e.rank(), e.op(), e.t);
     }
@@ -168,6 +157,25 @@ Estimate Simulation::run() {
         if (rs.last_done > est.time_s) est = {rs.last_done, r};
     }
     return est;
+}
+
+// The events of a lock-step walk touch one op of each of many ranks, each in its own allocation: the records of
+// the events coming next in the queue's run are fetched ahead, in two steps (the rank's program and op offset,
+// then its op and state).
+void Simulation::prefetch() const {
+    if (const uint64_t o = queue_.upcoming(12); o != TieQueue::kNone) {
+        const Event e{0, o};
+        __builtin_prefetch(&s_.program(e.rank()));
+        __builtin_prefetch(&base_[slot(e.rank())]);
+    }
+    if (const uint64_t o = queue_.upcoming(6); o != TieQueue::kNone) {
+        const Event e{0, o};
+        const size_t i = at(e.rank(), e.op());
+        __builtin_prefetch(s_.program(e.rank()).ops.data() + e.op());
+        __builtin_prefetch(&state_[i]);
+        __builtin_prefetch(&partner_[i]);
+        __builtin_prefetch(&units_[i]);
+    }
 }
 
 // Readies the ops in ready_ (those a completion at time t made ready, in program order).
@@ -203,7 +211,7 @@ void Simulation::start(int r, uint32_t k, double t) {
     if (op.kind == OpKind::recv) return arrive(r, k, t);  // its message is there: the receive overhead
     state_[at(r, k)] = kStarted;
     if (op.kind == OpKind::send) return start_message(r, k, t);
-    const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
+    const double bytes = units_[at(r, k)] * m_;
     const double cost = local_s(model_, op.kind, bytes);
     RankState& rs = ranks_[slot(r)];
     const double begin = std::max(t, rs.cpu_free);
@@ -216,7 +224,7 @@ void Simulation::start_message(int r, uint32_t k, double t) {
     const int j = op.peer, jn = node(j);
     const uint32_t p = partner_[at(r, k)];
     state_[at(jn, p)] = kStarted;
-    const double bytes = static_cast<double>(s_.op(r, k).units) * m_;
+    const double bytes = units_[at(r, k)] * m_;
     const MessageTime mt = model_.message(bytes, topo_.distance(r, j));
     double& send_port = port(r, true, op.port);
     double& recv_port = port(jn, false, s_.program(jn).ops[p].port);
@@ -245,7 +253,7 @@ void Simulation::start_message(int r, uint32_t k, double t) {
 
 void Simulation::arrive(int r, uint32_t k, double t) {
     const int from = s_.program(r).ops[k].peer;
-    const double cpu = model_.message(static_cast<double>(s_.op(r, k).units) * m_, topo_.distance(from, r)).recv_cpu;
+    const double cpu = model_.message(units_[at(r, k)] * m_, topo_.distance(from, r)).recv_cpu;
     RankState& rs = ranks_[slot(r)];
     rs.cpu_free = std::max(t, rs.cpu_free) + cpu;
     push(rs.cpu_free, false, r, k);
@@ -296,8 +304,12 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
 
 std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Model& model,
                                const std::vector<double>& sizes, const Job& job, int threads) {
-    std::vector<double> m;
-    for (double n : sizes) m.push_back(block_bytes(s, n, "estimate"));
+    for (double n : sizes) block_bytes(s, n, "estimate");  // a bad size is refused before the matching
+    return Estimator(s, topo, model, job).run(sizes, job, threads);
+}
+
+Estimator::Estimator(const Schedule& s, const Topology& topo, const Model& model, const Job& job)
+    : s_(s), topo_(topo), model_(model) {
     if (topo.nodes() != s.ranks())
         throw Error("estimate: topology " + topo.spec() + " has " + std::to_string(topo.nodes()) + " nodes but the " +
                     "schedule has " + std::to_string(s.ranks()) + " ranks (allowed: equal)");
@@ -308,21 +320,50 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
             throw Error("estimate: " + s.subject() + " holds one rank's program, which stands for every rank only " +
                         "for a symmetric schedule (schedule/symmetry.hpp), and here " + why + " -- estimate the whole schedule");
     }
+    // 20 bytes per op kept, and 4 per receive while matching
+    job.require_memory(static_cast<double>(s.total_ops()) * 24, "estimate of " + s.subject());
+    CancelPoll poll(job);
+    if (s.whole()) {
+        ops_.base = op_offsets(s);
+        ops_.partner = match_partners(s, ops_.base, &poll);
+    } else {
+        ops_.base = {0, s.num_ops(0)};
+        ops_.partner = symmetric_partners(s.program(0), s.symmetry, s.ranks());
+    }
+    ops_.units.resize(ops_.base.back());
+    for (size_t w = 0; w + 1 < ops_.base.size(); ++w) {
+        const int r = s.whole() ? static_cast<int>(w) : 0;
+        const RankCursor c(s.program(r));
+        poll.tick(c.size() + 1);
+        for (uint32_t k = 0; k < c.size(); ++k) ops_.units[ops_.base[w] + k] = static_cast<double>(c.units(k));
+    }
+}
+
+size_t Estimator::memory_bytes() const {
+    return ops_.base.capacity() * sizeof(size_t) + ops_.partner.capacity() * 4 + ops_.units.capacity() * 8;
+}
+
+std::vector<Estimate> Estimator::run(const std::vector<double>& sizes, const Job& job, int threads) const {
+    const Schedule& s = s_;
+    const Topology& topo = topo_;
+    const Model& model = model_;
+    std::vector<double> m;
+    for (double n : sizes) m.push_back(block_bytes(s, n, "estimate"));
     if (sizes.empty()) return {};
-    // Shared: base and partner (12 bytes per op). Per walk: state, matching scratch and its share of the heap (28
-    // bytes per op); per rank: ports, group state, barriers. As many walks at once as the limit and `threads` allow.
+    // Per walk: the state byte and its share of the queue (about 17 bytes per op); per rank: ports, group state,
+    // barriers. As many walks at once as the limit and `threads` allow.
     const double ops = static_cast<double>(s.total_ops()), walked = s.whole() ? s.ranks() : 1;
-    const double per_walk = ops * 28 + walked * (168 + 16.0 * std::max(1, model.ports));
-    job.require_memory(ops * 12 + per_walk, "estimate of " + s.subject());
-    const double room = (static_cast<double>(job.max_memory_bytes) - ops * 12) / std::max(1.0, per_walk);
+    const double per_walk = ops * 17 + walked * (168 + 16.0 * std::max(1, model.ports));
+    job.require_memory(per_walk, "estimate of " + s.subject());
+    const double room = (static_cast<double>(job.max_memory_bytes) - static_cast<double>(memory_bytes())) /
+                        std::max(1.0, per_walk);
     int workers = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     workers = static_cast<int>(std::clamp<double>(std::min<double>(workers, room), 1, static_cast<double>(sizes.size())));
     if (ops * static_cast<double>(sizes.size()) < 1e5) workers = 1;  // a few milliseconds: not worth a thread
 
-    const Matched match = matched(s, job);
     std::vector<Estimate> out(sizes.size());
     if (workers == 1) {
-        for (size_t i = 0; i < sizes.size(); ++i) out[i] = Simulation(s, match, topo, model, m[i], job).run();
+        for (size_t i = 0; i < sizes.size(); ++i) out[i] = Simulation(s, ops_, topo, model, m[i], job).run();
         return out;
     }
     // The calling thread walks sizes too and alone asks `job` whether to stop (its check may need the caller's
@@ -351,7 +392,7 @@ std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Mo
     auto work = [&](const Job& j) {
         try {
             for (size_t i; !stop.load() && (i = next.fetch_add(1)) < sizes.size();) {
-                out[i] = Simulation(s, match, topo, model, m[i], j).run();
+                out[i] = Simulation(s, ops_, topo, model, m[i], j).run();
                 std::lock_guard hold(lock);
                 ++done;
                 finished.notify_all();

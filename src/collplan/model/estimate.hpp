@@ -26,6 +26,31 @@ Estimate estimate(const Schedule& s, const Topology& topo, const Model& model, d
 std::vector<Estimate> estimate(const Schedule& s, const Topology& topo, const Model& model,
                                const std::vector<double>& sizes, const Job& job = default_job(), int threads = 0);
 
+// What every walk of one schedule shares: each rank's first op's index, every send's and receive's partner and
+// every op's units (20 bytes per op). Found once -- matching the channels is about as long as one walk -- and read
+// by any number of walks at once (sizes, threads, calls). estimate() above makes one per call; a caller that walks
+// one schedule again and again (the planner, size by size) keeps it. Holds references to all three arguments.
+class Estimator {
+public:
+    // Refuses (Error) a topology of another size, a one-rank schedule that does not stand for every rank, and
+    // more than job.max_memory_bytes.
+    Estimator(const Schedule& s, const Topology& topo, const Model& model, const Job& job = default_job());
+    std::vector<Estimate> run(const std::vector<double>& sizes, const Job& job = default_job(), int threads = 0) const;
+    size_t memory_bytes() const;
+
+    struct Ops {
+        std::vector<size_t> base;       // per walked rank: its first op's index into the arrays below
+        std::vector<uint32_t> partner;  // per op: the matched op's index on its peer (kNoPartner: none)
+        std::vector<double> units;      // per op: its units (bytes = units * m)
+    };
+
+private:
+    const Schedule& s_;
+    const Topology& topo_;
+    const Model& model_;
+    Ops ops_;
+};
+
 // A lower bound of estimate(s, ..., size).time_s for each size, from each rank's ops alone (no partner, no order
 // within a group), in one pass over the schedule: the planner skips a candidate's walk where the bound already
 // loses. A schedule of one rank's program (any rank's: Problem::only_rank) bounds the whole schedule's walk by
