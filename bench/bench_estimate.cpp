@@ -1,5 +1,6 @@
 // The estimate evaluator's walk (not a test): generation, partner matching and one walk per size, each timed.
-//   bench_estimate ALGORITHM TOPOLOGY MODEL SIZE... [--threads N]
+//   bench_estimate ALGORITHM TOPOLOGY MODEL SIZE... [--threads N] [--one-rank]
+// (--one-rank: rank 0's program alone, for an algorithm whose symmetry lets it stand for every rank)
 // e.g. bench_estimate bcast/scatter_recursive_doubling_allgather full:65536 \
 //          hockney:alpha=1.6us,beta=0.3125ns/B,gamma=0.2ns/B,rho=0.1ns/B 8B 64KiB 1MiB
 #include <cstdio>
@@ -18,20 +19,21 @@ static double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: %s ALGORITHM TOPOLOGY MODEL SIZE... [--threads N]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s ALGORITHM TOPOLOGY MODEL SIZE... [--threads N] [--one-rank]\n", argv[0]);
         return 2;
     }
-    int threads = 1;
+    int threads = 1, only_rank = Schedule::kAllRanks;
     std::vector<double> sizes;
     for (int i = 4; i < argc; ++i) {
         if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--one-rank") == 0) only_rank = 0;
         else sizes.push_back(static_cast<double>(parse_size_bytes(argv[i])));
     }
     try {
         const Topology topo = Topology::parse(argv[2]);
         const auto model = parse_model(argv[3]);
         double c0 = cpu_now();
-        const Schedule s = make_schedule(argv[1], topo.nodes(), topo, {});
+        const Schedule s = make_schedule(argv[1], topo.nodes(), topo, {}, {}, only_rank);
         double c1 = cpu_now();
         std::printf("%s on %s: %zu ops, generated in %.3f s CPU\n", argv[1], argv[2], s.total_ops(), c1 - c0);
         // each size alone (matching + walk), then all sizes in one call (one matching)

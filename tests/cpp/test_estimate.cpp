@@ -392,7 +392,8 @@ TEST(Estimate, OneGroupAlltoall) {
 }
 
 // The walk's queue pops exactly what a binary min-heap of (time, order) pops, also when events are pushed at the
-// time being popped (below and above the next order, in small and large batches) and, by rounding, before it.
+// time being popped (below and above the next order, in small and large batches), by rounding before it, and
+// across its switch from a small queue's heap to buckets of times.
 TEST(TieQueue, PopsInTheOrderOfABinaryHeap) {
     using Event = TieQueue::Event;
     for (int seed = 0; seed < 40; ++seed) {
@@ -407,7 +408,8 @@ TEST(TieQueue, PopsInTheOrderOfABinaryHeap) {
             q.push(t, order);
             heap.push({t, order});
         };
-        for (int i = 0; i < 2000; ++i) push(static_cast<double>(rng() % times), rng());
+        // a small queue is a binary heap until it first holds 256 events (a large batch below brings it there)
+        for (int i = 0, n = seed % 3 == 1 ? 50 : 2000; i < n; ++i) push(static_cast<double>(rng() % times), rng());
         push(-0.0, 5), push(0.0, 4);
         while (!heap.empty()) {
             ASSERT_EQ(q.size(), heap.size());
@@ -426,6 +428,22 @@ TEST(TieQueue, PopsInTheOrderOfABinaryHeap) {
         }
         EXPECT_TRUE(q.empty());
     }
+}
+
+// The switch from the small queue's heap when the push that makes it is the last at the time being popped.
+TEST(TieQueue, LeavesTheSmallHeapOnAPushAtThePoppedTime) {
+    TieQueue q;
+    q.push(1.0, 7);
+    q.push(2.0, 1);
+    ASSERT_EQ(q.pop().order, 7u);
+    for (uint64_t o = 256; o > 0; --o) q.push(1.0, 1000 + o);  // the last push makes 257 events
+    for (uint64_t o = 1; o <= 256; ++o) {
+        const TieQueue::Event e = q.pop();
+        ASSERT_EQ(e.t, 1.0);
+        ASSERT_EQ(e.order, 1000 + o);
+    }
+    EXPECT_EQ(q.pop().t, 2.0);
+    EXPECT_TRUE(q.empty());
 }
 
 TEST(LowerBound, ClosedForms) {
