@@ -354,7 +354,7 @@ std::vector<Estimate> Estimator::run(const std::vector<double>& sizes, const Job
     // barriers. As many walks at once as the limit and `threads` allow.
     const double ops = static_cast<double>(s.total_ops()), walked = s.whole() ? s.ranks() : 1;
     const double per_walk = ops * 17 + walked * (168 + 16.0 * std::max(1, model.ports));
-    job.require_memory(per_walk, "estimate of " + s.subject());
+    job.require_memory(static_cast<double>(memory_bytes()) + per_walk, "estimate of " + s.subject());
     const double room = (static_cast<double>(job.max_memory_bytes) - static_cast<double>(memory_bytes())) /
                         std::max(1.0, per_walk);
     int workers = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
