@@ -346,20 +346,25 @@ void bind_core(nb::module_& m) {
         return out;
     }, "schedule"_a, "topology"_a, "model"_a, "sizes"_a, "max_memory"_a = 0, "threads"_a = 0,
        "every size's estimate, the sizes walked on up to `threads` threads (0: one per hardware thread)");
-    // One schedule's estimate prepared once (model/estimate.hpp, Estimator): the planner walks it size by size.
+    // One schedule's estimate prepared once (model/estimate.hpp, Estimator): the planner walks it size by size. The
+    // topology and model are on the heap, where the Estimator's references to them stay valid.
     struct PreparedEstimate {
-        Topology topo;
+        std::unique_ptr<Topology> topo;
         std::unique_ptr<Model> model;
         std::unique_ptr<Estimator> est;
     };
     nb::class_<PreparedEstimate>(m, "Estimator")
         .def("__init__", [](PreparedEstimate* self, const Schedule& s, const std::string& topo,
                             const std::string& model_spec, uint64_t max_memory) {
-            new (self) PreparedEstimate{topo.empty() ? Topology::full(s.ranks()) : Topology::parse(topo),
-                                        parse_model(model_spec), nullptr};
+            PreparedEstimate made{std::make_unique<Topology>(topo.empty() ? Topology::full(s.ranks())
+                                                                          : Topology::parse(topo)),
+                                  parse_model(model_spec), nullptr};
             const Job job = py::python_job(max_memory);
-            nb::gil_scoped_release release;
-            self->est = std::make_unique<Estimator>(s, self->topo, *self->model, job);
+            {
+                nb::gil_scoped_release release;
+                made.est = std::make_unique<Estimator>(s, *made.topo, *made.model, job);
+            }
+            new (self) PreparedEstimate{std::move(made)};  // only once all is made: an error leaves nothing behind
         }, "schedule"_a, "topology"_a, "model"_a, "max_memory"_a = 0, nb::keep_alive<1, 2>(),
            "the schedule's partners matched once (model/estimate.hpp): estimate() then walks it at any sizes")
         .def("estimate", [](const PreparedEstimate& e, const std::vector<double>& sizes, uint64_t max_memory,

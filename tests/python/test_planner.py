@@ -358,6 +358,30 @@ def test_one_rank_estimates_at_1024_ranks():
     assert one[:2] == whole[:2] and one[2] >= 4
 
 
+def test_an_estimator_walks_again_what_estimate_walks_once():
+    # _core.Estimator (model/estimate.hpp): the partners matched once, then any sizes, to the bit; what the planner's
+    # Walks keeps per schedule. It holds the schedule, and refuses what estimate refuses.
+    sizes = [0.0, 8.0, 3000.0, 1 << 20]
+    for name, P, model in [("bcast/scatter_recursive_doubling_allgather", 48, "ib-qdr"),
+                           ("alltoall/pairwise", 33, LOGGP_CPU), ("reduce/rabenseifner", 40, "paragon")]:
+        spec = load_machine(model).model if not model.startswith("loggp") else model
+        s = _core.make_schedule(name, P, f"full:{P}")
+        est = _core.Estimator(s, f"full:{P}", spec)
+        del s  # kept alive by the estimator
+        again = _core.make_schedule(name, P, f"full:{P}")
+        assert est.estimate(sizes, threads=2) == _core.estimate(again, f"full:{P}", spec, sizes)
+        assert [est.estimate([m])[0] for m in reversed(sizes)] == est.estimate(list(reversed(sizes)), threads=1)
+        assert est.memory_bytes >= 12 * again.total_ops
+    s = _core.make_schedule("bcast/binomial", 16, "full:16")
+    with pytest.raises(_core.CollplanError, match="has 8 nodes but the schedule has 16 ranks"):
+        _core.Estimator(s, "full:8", "hockney:alpha=1us,beta=1ns/B")
+    with pytest.raises(_core.MemoryLimitError):
+        _core.Estimator(s, "full:16", "hockney:alpha=1us,beta=1ns/B", max_memory=100)
+    walks = planner.Walks("full:16", "hockney:alpha=1us,beta=1ns/B")
+    assert walks(s, [8, 64]) == _core.estimate(s, "full:16", "hockney:alpha=1us,beta=1ns/B", [8.0, 64.0])
+    assert walks(s, [64]) == [walks(s, [8, 64])[1]] and len(walks._made) == 1  # one estimator per schedule
+
+
 # --- above PRUNE_ABOVE: walks that cannot place are skipped (planner.price_estimate_pruned) ----------------------
 @pytest.mark.parametrize("machine", ["ib-qdr", LOGGP_CPU, "paragon"])
 def test_a_pruned_plan_has_the_whole_plans_winners_and_times(machine, monkeypatch):
