@@ -31,16 +31,13 @@ public:
     void push(double t, uint64_t order) {
         t += 0.0;  // -0.0 is 0.0: one bucket
         ++size_;
-        if (small_) {
+        if (small_ || t < now_) {  // a small queue; or before every other event (rounding can make one)
             past_.push_back({t, order});
             std::push_heap(past_.begin(), past_.end(), std::greater<Event>{});
-            if (past_.size() > kSmall) leave_small();
+            if (small_ && past_.size() > kSmall) leave_small();
         } else if (t == now_) {  // into the batch (below)
             batch_.push_back(order);
             batch_min_ = std::min(batch_min_, order);
-        } else if (t < now_) {  // before every other event (rounding can make one; the walk never means to)
-            past_.push_back({t, order});
-            std::push_heap(past_.begin(), past_.end(), std::greater<Event>{});
         } else {
             push_later(t, order);
         }
@@ -57,20 +54,14 @@ public:
     Event pop() {
         --size_;
         if (!past_.empty()) {
-            std::pop_heap(past_.begin(), past_.end(), std::greater<Event>{});
-            const Event e = past_.back();
-            past_.pop_back();
+            const Event e = pop_min(past_, std::greater<Event>{});
             if (small_) now_ = e.t;
             return e;
         }
         if (head_ == run_.size() && side_.empty() && batch_.empty()) refill();
         if (!batch_.empty() && batch_min_ < next()) absorb();
-        if (!side_.empty() && (head_ == run_.size() || side_.front() < run_[head_])) {
-            std::pop_heap(side_.begin(), side_.end(), std::greater<uint64_t>{});
-            const uint64_t o = side_.back();
-            side_.pop_back();
-            return {now_, o};
-        }
+        if (!side_.empty() && (head_ == run_.size() || side_.front() < run_[head_]))
+            return {now_, pop_min(side_, std::greater<uint64_t>{})};
         return {now_, run_[head_++]};
     }
 
@@ -84,10 +75,20 @@ private:
     struct Later {
         bool operator()(const Pending& a, const Pending& b) const { return a.t > b.t; }
     };
+    static constexpr double kNoTime = -std::numeric_limits<double>::infinity();
     struct Recent {
-        double t;
-        uint32_t bucket;
+        double t = kNoTime;
+        uint32_t bucket = 0;
     };
+
+    // The least element of a heap ordered by `later`, taken out.
+    template <class T, class Later>
+    static T pop_min(std::vector<T>& heap, Later later) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        const T x = heap.back();
+        heap.pop_back();
+        return x;
+    }
 
     // The least order of the run and the side heap (kNone when both are empty).
     uint64_t next() const {
@@ -174,9 +175,7 @@ private:
         const double t = times_.front().t;
         run_.clear();
         while (!times_.empty() && times_.front().t == t) {
-            std::pop_heap(times_.begin(), times_.end(), Later{});
-            const Pending e = times_.back();
-            times_.pop_back();
+            const Pending e = pop_min(times_, Later{});
             if (e.bucket == kNoBucket) {
                 run_.push_back(e.order);
                 continue;
@@ -198,7 +197,7 @@ private:
     // now_ is the last popped time, until the queue first holds more.
     static constexpr size_t kSmall = 256;
     bool small_ = true;
-    double now_ = -std::numeric_limits<double>::infinity();  // the run's time
+    double now_ = kNoTime;                                    // the run's time
     std::vector<uint64_t> run_, merged_;                      // the run's orders, sorted; run_[head_] is next
     size_t head_ = 0, size_ = 0;
     std::vector<uint64_t> batch_;                             // pushed at now_, not yet absorbed; its least:
@@ -209,8 +208,7 @@ private:
     std::vector<std::vector<uint64_t>> store_;                // the buckets (reused)
     std::vector<uint32_t> free_;
     static constexpr size_t kRecent = 4;
-    static constexpr double kNoTime = -std::numeric_limits<double>::infinity();
-    Recent recent_[kRecent] = {{kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}, {kNoTime, 0}};
+    Recent recent_[kRecent];
     size_t next_recent_ = 0;
 };
 
